@@ -1,0 +1,162 @@
+//===- PDOps.cpp - Verifiers and symbol checks of pd ops --------*- C++ -*-===//
+//
+// Shape helpers shared by the dialect, and each op's verifier. Every message
+// here has a case in test/Dialect/PD/invalid.mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/PD/IR/PDOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::pd;
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+int64_t mlir::pd::getTensorBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  int64_t bits = tensor.getElementTypeBitWidth();
+  return tensor.getNumElements() * ((bits + 7) / 8);
+}
+
+FailureOr<SmallVector<int64_t>> mlir::pd::broadcastShapes(ArrayRef<int64_t> a,
+                                                          ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return failure();
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleave(shape, os, ",");
+  os << "]";
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Parameter symbol uses
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyParamUse(Operation *op, FlatSymbolRefAttr sym,
+                                    Type type,
+                                    SymbolTableCollection &symbolTable) {
+  auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(op, sym);
+  if (!param)
+    return op->emitOpError("'") << sym.getValue()
+                                << "' does not name a pd.param";
+  if (param.getType() != type)
+    return op->emitOpError("type ")
+           << type << " does not match the type " << param.getType()
+           << " of parameter '" << sym.getValue() << "'";
+  return success();
+}
+
+LogicalResult
+ParamRefOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyParamUse(*this, getParamAttr(), getType(), symbolTable);
+}
+
+LogicalResult
+AccumulateGradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyParamUse(*this, getParamAttr(), getGrad().getType(),
+                        symbolTable);
+}
+
+//===----------------------------------------------------------------------===//
+// MatMulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatMulOp::verify() {
+  auto lhs = getLhs().getType(), rhs = getRhs().getType();
+  if (lhs.getRank() != 2 || rhs.getRank() != 2)
+    return emitOpError("expects 2-D operands, got ranks ")
+           << lhs.getRank() << " and " << rhs.getRank();
+  int64_t m = lhs.getDimSize(getTransposeLhs() ? 1 : 0);
+  int64_t k = lhs.getDimSize(getTransposeLhs() ? 0 : 1);
+  int64_t k2 = rhs.getDimSize(getTransposeRhs() ? 1 : 0);
+  int64_t n = rhs.getDimSize(getTransposeRhs() ? 0 : 1);
+  if (k != k2)
+    return emitOpError("contraction dimensions differ: ") << k << " vs " << k2;
+  auto result = getType();
+  if (result.getRank() != 2 || result.getDimSize(0) != m ||
+      result.getDimSize(1) != n)
+    return emitOpError("result shape ")
+           << shapeString(result.getShape()) << " is not ["
+           << m << "," << n << "]";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting binary ops
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyBroadcastBinary(Operation *op) {
+  auto lhs = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto rhs = cast<RankedTensorType>(op->getOperand(1).getType());
+  auto result = cast<RankedTensorType>(op->getResult(0).getType());
+  auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
+  if (failed(shape))
+    return op->emitOpError("operand shapes ")
+           << shapeString(lhs.getShape()) << " and "
+           << shapeString(rhs.getShape()) << " do not broadcast";
+  if (ArrayRef<int64_t>(*shape) != result.getShape())
+    return op->emitOpError("result shape ")
+           << shapeString(result.getShape())
+           << " is not the broadcast shape " << shapeString(*shape);
+  return success();
+}
+
+LogicalResult AddOp::verify() { return verifyBroadcastBinary(*this); }
+LogicalResult SubOp::verify() { return verifyBroadcastBinary(*this); }
+LogicalResult MulOp::verify() { return verifyBroadcastBinary(*this); }
+
+//===----------------------------------------------------------------------===//
+// SumToOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SumToOp::verify() {
+  auto in = getInput().getType(), out = getType();
+  auto shape = broadcastShapes(in.getShape(), out.getShape());
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != in.getShape())
+    return emitOpError("result shape ")
+           << shapeString(out.getShape()) << " does not broadcast to "
+           << shapeString(in.getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SoftmaxCrossEntropyLossOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxCrossEntropyLossOp::verify() {
+  auto logits = getLogits().getType();
+  auto labels = getLabels().getType();
+  if (logits.getRank() != 2)
+    return emitOpError("expects logits of rank 2 [N, C], got rank ")
+           << logits.getRank();
+  if (labels.getRank() != 1 || labels.getDimSize(0) != logits.getDimSize(0))
+    return emitOpError("labels shape ")
+           << shapeString(labels.getShape()) << " does not match logits "
+           << shapeString(logits.getShape()) << " (expected ["
+           << logits.getDimSize(0) << "])";
+  if (getType().getRank() != 0)
+    return emitOpError("expects a scalar result (reduction mean)");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/PD/IR/PDOps.cpp.inc"

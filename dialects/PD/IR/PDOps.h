@@ -1,0 +1,40 @@
+//===- PDOps.h - Ops, attributes and interfaces of pd -----------*- C++ -*-===//
+//
+// The pd ops (generated from PDOps.td), their interfaces and the shape
+// helpers the verifiers, gradient rules and importer share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PD_DIALECT_PD_IR_PDOPS_H
+#define PD_DIALECT_PD_IR_PDOPS_H
+
+#include "dialects/PD/IR/PDDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::pd {
+
+/// Returns the size in bytes of a statically shaped tensor type (0 for
+/// anything else).
+int64_t getTensorBytes(Type type);
+
+/// Computes the numpy broadcast of two shapes; fails if they are not
+/// broadcast-compatible.
+FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
+                                                ArrayRef<int64_t> b);
+
+} // namespace mlir::pd
+
+#include "dialects/PD/IR/PDInterfaces.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/PD/IR/PDAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/PD/IR/PDOps.h.inc"
+
+#endif // PD_DIALECT_PD_IR_PDOPS_H

@@ -1,0 +1,358 @@
+//===- PDOps.td - The pd dialect ---------------------------*- tablegen -*-===//
+//
+// The pd dialect holds a training program at three levels: tensor math as
+// imported from ONNX (matmul, add, relu, loss, ...), the training additions
+// of pd-autodiff (gradient seeds and accumulators), and the schedule-level
+// ops of the outlined stage functions (send, recv, input, report_loss).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PD_OPS
+#define PD_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "dialects/PD/IR/PDInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Dialect
+//===----------------------------------------------------------------------===//
+
+def PD_Dialect : Dialect {
+  let name = "pd";
+  let summary = "The pdc training dialect: tensor math, gradients and stages.";
+  let description = [{
+    Ops on statically shaped tensors, imported from ONNX, differentiated by
+    pd-autodiff and split into pipeline stages. Trainable parameters are
+    module-level `pd.param` symbols read with `pd.param_ref`.
+  }];
+  let cppNamespace = "::mlir::pd";
+  let useDefaultAttributePrinterParser = 1;
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+class PD_Op<string mnemonic, list<Trait> traits = []>
+    : Op<PD_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def PD_BufferAttr : AttrDef<PD_Dialect, "Buffer"> {
+  let mnemonic = "buffer";
+  let summary = "The home of a tensor in a stage's arena: region and offset.";
+  let description = [{
+    Assigned by pd-allocate-buffers. `region` is one of `weights`, `grads`,
+    `stash`, `workspace` or `comm`; `offset` is in bytes from the start of that
+    region (for `stash`, from the start of the microbatch's slot).
+
+    ```mlir
+    %0 = pd.relu %x {pd.buffer = #pd.buffer<"workspace", 256>} : tensor<4x8xf32>
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"region">:$region,
+                        "int64_t":$offset);
+  let assemblyFormat = "`<` $region `,` $offset `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def PD_F32Tensor : RankedTensorOf<[F32]>;
+def PD_IndexTensor : RankedTensorOf<[I64, I32]>;
+def PD_AnyTensor : RankedTensorOf<[F32, I64, I32]>;
+
+//===----------------------------------------------------------------------===//
+// Parameters, inputs and constants
+//===----------------------------------------------------------------------===//
+
+def PD_ParamOp : PD_Op<"param", [Symbol]> {
+  let summary = "Declares a trainable parameter (an ONNX initializer).";
+  let description = [{
+    A module-level symbol for one trainable tensor. Its initial value stays in
+    the ONNX file (or its external data) named by `onnx_name`; the runtime
+    loads it. Functions read it with `pd.param_ref`.
+
+    ```mlir
+    pd.param @fc1.weight {onnx_name = "fc1.weight"} : tensor<16x8xf32>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<PD_F32Tensor>:$type,
+                       StrAttr:$onnx_name);
+  let assemblyFormat = "$sym_name attr-dict `:` $type";
+}
+
+def PD_ParamRefOp : PD_Op<"param_ref",
+    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Reads the current value of a parameter.";
+  let description = [{
+    Yields the weights of `param` that the current microbatch uses (under 2BW
+    the version chosen by the runtime's version rule).
+
+    ```mlir
+    %w = pd.param_ref @fc1.weight : tensor<16x8xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$param attr-dict `:` type($result)";
+}
+
+def PD_InputOp : PD_Op<"input", [Pure]> {
+  let summary = "Reads graph input `index` for the current microbatch.";
+  let description = [{
+    In a stage function: the rows of graph input `name` (the model's
+    `index`-th input) that belong to the current microbatch. The stage that
+    consumes an input reads it; inputs are not passed down the pipeline.
+
+    ```mlir
+    %x = pd.input 0 "x" : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$index, StrAttr:$name);
+  let results = (outs PD_AnyTensor:$result);
+  let assemblyFormat = "$index $name attr-dict `:` type($result)";
+}
+
+def PD_ConstantOp : PD_Op<"constant", [Pure, ConstantLike,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "A constant tensor.";
+  let description = [{
+    ```mlir
+    %c = pd.constant dense<1.0> : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs PD_AnyTensor:$result);
+  let assemblyFormat = "$value attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor math
+//===----------------------------------------------------------------------===//
+
+def PD_MatMulOp : PD_Op<"matmul", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Matrix product alpha * op(lhs) * op(rhs) of 2-D tensors.";
+  let description = [{
+    `op(x)` is `x` or its transpose as `transpose_lhs`/`transpose_rhs` say.
+    ONNX MatMul and Gemm import to this op.
+
+    ```mlir
+    %y = pd.matmul %x, %w {transpose_rhs} : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$lhs, PD_F32Tensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$alpha);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+class PD_BroadcastBinaryOp<string mnemonic, string math>
+    : PD_Op<mnemonic, [Pure,
+        DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+        DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Elementwise " # math # " with numpy broadcasting.";
+  let description = [{
+    The result shape is the numpy broadcast of the operand shapes.
+
+    ```mlir
+    %y = pd.}] # mnemonic # [{ %a, %b : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$lhs, PD_F32Tensor:$rhs);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def PD_AddOp : PD_BroadcastBinaryOp<"add", "addition">;
+def PD_SubOp : PD_BroadcastBinaryOp<"sub", "subtraction">;
+def PD_MulOp : PD_BroadcastBinaryOp<"mul", "multiplication">;
+
+def PD_ReluOp : PD_Op<"relu", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Elementwise max(x, 0).";
+  let description = [{
+    ```mlir
+    %y = pd.relu %x : tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$input);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def PD_ReluGradOp : PD_Op<"relu_grad", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradient of relu: dy where the forward output y > 0, else 0.";
+  let description = [{
+    ```mlir
+    %dx = pd.relu_grad %dy, %y : tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$output);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$grad `,` $output attr-dict `:` type($result)";
+}
+
+def PD_ScaleOp : PD_Op<"scale", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Elementwise multiplication by a constant: factor * x.";
+  let description = [{
+    ```mlir
+    %y = pd.scale %x, 5.000000e-01 : tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$input, F32Attr:$factor);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $factor attr-dict `:` type($result)";
+}
+
+def PD_SumToOp : PD_Op<"sum_to", [Pure,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Sums a tensor over its broadcast dimensions down to a shape.";
+  let description = [{
+    The inverse of numpy broadcasting, used by gradients of broadcasting ops:
+    the result shape must broadcast to the operand shape, and each result
+    element is the sum of the operand elements that broadcast from it.
+
+    ```mlir
+    %db = pd.sum_to %dy : tensor<4x16xf32> -> tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$input);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def PD_SoftmaxCrossEntropyLossOp : PD_Op<"softmax_cross_entropy", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Mean softmax cross-entropy of logits [N, C] against labels [N].";
+  let description = [{
+    loss = -(1/K) * sum_i log softmax(logits_i)[labels_i], over the K rows
+    whose label is not `ignore_index` (ONNX SoftmaxCrossEntropyLoss with
+    reduction "mean").
+
+    ```mlir
+    %l = pd.softmax_cross_entropy %logits, %labels : tensor<4x10xf32>, tensor<4xi64> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$logits, PD_IndexTensor:$labels,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def PD_SoftmaxCrossEntropyLossGradOp : PD_Op<"softmax_cross_entropy_grad",
+    [Pure, DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradient of softmax_cross_entropy with respect to the logits.";
+  let description = [{
+    dlogits_i = dloss * (softmax(logits_i) - onehot(labels_i)) / K for the K
+    rows whose label is not `ignore_index`, and 0 for the others.
+
+    ```mlir
+    %d = pd.softmax_cross_entropy_grad %dl, %logits, %labels : tensor<f32>, tensor<4x10xf32>, tensor<4xi64> -> tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$grad, PD_F32Tensor:$logits,
+                       PD_IndexTensor:$labels,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $logits `,` $labels attr-dict `:` type($grad) `,` type($logits) `,` type($labels) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Training ops (produced by pd-autodiff)
+//===----------------------------------------------------------------------===//
+
+def PD_GradSeedOp : PD_Op<"grad_seed", [Pure]> {
+  let summary = "The gradient of the training objective with respect to the loss.";
+  let description = [{
+    The runtime's scale of one microbatch's loss in the global batch's mean:
+    1 / (microbatches * replicas).
+
+    ```mlir
+    %s = pd.grad_seed : tensor<f32>
+    ```
+  }];
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def PD_AccumulateGradOp : PD_Op<"accumulate_grad",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Adds a gradient into a parameter's gradient accumulator.";
+  let description = [{
+    ```mlir
+    pd.accumulate_grad @fc1.weight, %dw : tensor<16x8xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, PD_F32Tensor:$grad);
+  let assemblyFormat = "$param `,` $grad attr-dict `:` type($grad)";
+}
+
+//===----------------------------------------------------------------------===//
+// Schedule-level ops (produced by pd-outline-stages)
+//===----------------------------------------------------------------------===//
+
+def PD_SendOp : PD_Op<"send"> {
+  let summary = "Sends a tensor to another pipeline stage.";
+  let description = [{
+    Non-blocking for the sender; the runtime completes the send before the
+    buffer is written again. Channel ids are unique per stage pair and
+    direction, and messages on a channel arrive in order.
+
+    ```mlir
+    pd.send %h to 1 channel 0 : tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins PD_AnyTensor:$value, I64Attr:$peer, I64Attr:$channel);
+  let assemblyFormat = "$value `to` $peer `channel` $channel attr-dict `:` type($value)";
+}
+
+def PD_RecvOp : PD_Op<"recv"> {
+  let summary = "Receives a tensor from another pipeline stage.";
+  let description = [{
+    ```mlir
+    %h = pd.recv from 0 channel 0 : tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$peer, I64Attr:$channel);
+  let results = (outs PD_AnyTensor:$result);
+  let assemblyFormat = "`from` $peer `channel` $channel attr-dict `:` type($result)";
+}
+
+def PD_ReportLossOp : PD_Op<"report_loss"> {
+  let summary = "Reports the microbatch loss to the runtime's loss log.";
+  let description = [{
+    ```mlir
+    pd.report_loss %l : tensor<f32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$loss);
+  let assemblyFormat = "$loss attr-dict `:` type($loss)";
+}
+
+#endif // PD_OPS

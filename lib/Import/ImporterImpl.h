@@ -1,0 +1,211 @@
+//===- ImporterImpl.h - Internals shared by the ONNX importer ---*- C++ -*-===//
+//
+// Private to lib/Import: the graph importer (Toy MLIRGen shape: a builder, a
+// map from ONNX value names to IR values, located errors), the NodeBinder
+// handed to each per-op handler, the handler table, and type helpers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PD_LIB_IMPORT_IMPORTERIMPL_H
+#define PD_LIB_IMPORT_IMPORTERIMPL_H
+
+#include "dialects/PD/IR/PDOps.h"
+#include "pd/Import/ONNXImporter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <string>
+
+namespace mlir::pd::detail {
+
+class GraphImporter;
+class NodeBinder;
+
+//===----------------------------------------------------------------------===//
+// Values and handlers
+//===----------------------------------------------------------------------===//
+
+/// An ONNX value as the importer tracks it. `transposed` marks the output of
+/// a 2-D Transpose, which is not materialised: MatMul and Gemm absorb it into
+/// their transpose flags and every other consumer rejects it.
+struct ONNXValue {
+  Value value;
+  bool transposed = false;
+  /// The shape ONNX sees (the transpose of value's shape when transposed).
+  SmallVector<int64_t> shape() const;
+};
+
+/// Imports one node through `binder`; emits a diagnostic on failure.
+using HandlerFn = LogicalResult (*)(NodeBinder &binder);
+
+/// One entry of the dispatch table: the handler and the first opset of the
+/// default domain whose semantics it implements.
+struct OpHandler {
+  int64_t sinceVersion;
+  HandlerFn fn;
+};
+
+/// Dispatch table keyed by op_type (default ONNX domain only).
+using HandlerTable = llvm::StringMap<OpHandler>;
+
+/// Registration, one function per op family (one file each).
+void registerMathHandlers(HandlerTable &table);   // ONNXOpsMath.cpp
+void registerNNHandlers(HandlerTable &table);     // ONNXOpsNN.cpp
+void registerLossHandlers(HandlerTable &table);   // ONNXOpsLoss.cpp
+void registerTensorHandlers(HandlerTable &table); // ONNXOpsTensor.cpp
+
+//===----------------------------------------------------------------------===//
+// Type helpers (ONNXTypes.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Maps an ONNX TensorProto data type to f32, i64 or i32; null otherwise.
+Type convertElementType(int32_t dataType, MLIRContext *ctx);
+
+/// The ONNX spelling of a data type ("FLOAT", "INT64", ...).
+std::string dataTypeName(int32_t dataType);
+
+/// Prints a shape as "[4,10]" (scalars as "[]").
+std::string shapeString(ArrayRef<int64_t> shape);
+
+/// Reads the data of an f32/i64/i32 tensor (typed fields or raw_data) into
+/// an attribute of `type`. Emits through `emitError` and fails on external
+/// data, unsupported types or a wrong element count.
+FailureOr<DenseElementsAttr>
+readTensorData(const onnx::TensorProto &tensor, RankedTensorType type,
+               function_ref<InFlightDiagnostic()> emitError);
+
+/// The shape an ONNX type declares when every dim is a static value.
+std::optional<SmallVector<int64_t>> staticShape(const onnx::TypeProto &type);
+
+//===----------------------------------------------------------------------===//
+// NodeBinder
+//===----------------------------------------------------------------------===//
+
+/// The view of one ONNX node a handler works through: operand lookup with
+/// type checks, attributes with defaults, and result binding. Every method
+/// that can fail emits "node 'n' (Op, domain 'd'): ..." and returns a
+/// ParseResult, so handlers chain them with `||`.
+class NodeBinder {
+public:
+  NodeBinder(GraphImporter &importer, const onnx::NodeProto &node);
+
+  /// Location of the node: NameLoc(node name, model file).
+  Location loc() const { return location; }
+  OpBuilder &builder();
+  /// Opset of the default domain the model imports.
+  int64_t opset() const;
+  MLIRContext *context();
+
+  /// Starts an error naming op type, domain and node.
+  InFlightDiagnostic emitError();
+
+  unsigned numInputs() const { return node.input_size(); }
+  unsigned numOutputs() const { return node.output_size(); }
+  /// Whether input `i` is present (ONNX marks omitted inputs with "").
+  bool hasInput(unsigned i) const;
+  StringRef inputName(unsigned i) const { return node.input(i); }
+  StringRef outputName(unsigned i) const { return node.output(i); }
+  /// Whether output `i` is read by a later node or is a graph output.
+  bool isOutputUsed(unsigned i) const;
+
+  /// Binds required input `i` as a materialised tensor.
+  ParseResult operand(Value &value, unsigned i);
+  /// Like operand(), and requires element type f32.
+  ParseResult f32Operand(Value &value, unsigned i);
+  /// Binds required input `i`, possibly a pending 2-D transpose.
+  ParseResult rawOperand(ONNXValue &value, unsigned i);
+  /// Binds input `i` when present; leaves `value` null otherwise.
+  ParseResult optionalF32Operand(Value &value, unsigned i);
+
+  bool hasAttr(StringRef name) const { return findAttr(name) != nullptr; }
+  ParseResult attr(int64_t &value, StringRef name, int64_t dflt);
+  ParseResult attr(float &value, StringRef name, float dflt);
+  ParseResult attr(std::string &value, StringRef name, StringRef dflt);
+  ParseResult attr(SmallVectorImpl<int64_t> &value, StringRef name);
+  /// Finds an attribute by name; null when absent.
+  const onnx::AttributeProto *findAttr(StringRef name) const;
+
+  /// Binds output `i` to `value`, checking it against a declared shape.
+  LogicalResult setResult(unsigned i, ONNXValue value);
+  LogicalResult setResult(unsigned i, Value value) {
+    return setResult(i, ONNXValue{value, false});
+  }
+  /// Fails unless the node has exactly `n` outputs.
+  ParseResult expectOutputs(unsigned n);
+
+private:
+  ParseResult attrOfType(const onnx::AttributeProto *&attr, StringRef name,
+                         onnx::AttributeProto::AttributeType type);
+
+  GraphImporter &importer;
+  const onnx::NodeProto &node;
+  Location location;
+};
+
+/// Creates `op` of broadcast-binary type from two f32 operands, computing
+/// the numpy broadcast result shape; errors name both tensors.
+FailureOr<Value> buildBroadcastBinary(NodeBinder &b, StringRef opName,
+                                      Value lhs, Value rhs,
+                                      StringRef lhsName, StringRef rhsName);
+
+//===----------------------------------------------------------------------===//
+// GraphImporter
+//===----------------------------------------------------------------------===//
+
+/// Imports the main graph of one ONNX model into a pd module.
+class GraphImporter {
+public:
+  GraphImporter(MLIRContext &ctx, const onnx::ModelProto &model,
+                StringRef modelPath, const ImportOptions &opts);
+
+  /// Builds and verifies the module; emits a diagnostic on failure.
+  FailureOr<OwningOpRef<ModuleOp>> run();
+
+  /// Resolves an ONNX value name, materialising initializers lazily at the
+  /// builder's insertion point with location `loc` (the first user). Fails (through `emitError`) when the name is
+  /// undefined or its constant data cannot be read.
+  FailureOr<ONNXValue> lookup(StringRef name, Location loc,
+                              function_ref<InFlightDiagnostic()> emitError);
+  /// Binds an ONNX value name.
+  void define(StringRef name, ONNXValue value) { values[name] = value; }
+
+  OpBuilder builder;
+  int64_t opset = 0;
+  ImportOptions options;
+  /// ONNX names read by some node or returned by the graph.
+  llvm::StringSet<> usedNames;
+  /// Declared types (value_info and graph outputs) by value name.
+  llvm::StringMap<const onnx::TypeProto *> declaredTypes;
+
+  /// The model-file location every node location nests.
+  Location fileLoc();
+
+private:
+  LogicalResult importOpsets();
+  LogicalResult importInitializers(ModuleOp module, func::FuncOp main);
+  LogicalResult importInputs(func::FuncOp main);
+  FailureOr<Type> importInputType(const onnx::ValueInfoProto &input);
+  LogicalResult importNode(const onnx::NodeProto &node);
+  LogicalResult importReturn(func::FuncOp main);
+  void collectUsesAndDeclarations();
+
+  MLIRContext &ctx;
+  const onnx::ModelProto &model;
+  std::string modelPath;
+  HandlerTable handlers;
+  llvm::StringMap<ONNXValue> values;
+  llvm::StringMap<ParamOp> params;
+  llvm::StringMap<const onnx::TensorProto *> constantInitializers;
+};
+
+} // namespace mlir::pd::detail
+
+#endif // PD_LIB_IMPORT_IMPORTERIMPL_H

@@ -1,0 +1,476 @@
+//===- ONNXImporter.cpp - ONNX graph to a pd module -------------*- C++ -*-===//
+//
+// Reads the ModelProto, turns float initializers into `pd.param` symbols and
+// integer ones into lazily created `pd.constant`s, graph inputs into @main's
+// arguments (batch dimension specialised), and dispatches every node to its
+// handler through the op_type table. The module is verified at the end.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImporterImpl.h"
+
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <climits>
+
+using namespace mlir;
+using namespace mlir::pd;
+using namespace mlir::pd::detail;
+
+SmallVector<int64_t> ONNXValue::shape() const {
+  auto shape = cast<RankedTensorType>(value.getType()).getShape();
+  SmallVector<int64_t> out(shape.begin(), shape.end());
+  if (transposed)
+    std::reverse(out.begin(), out.end());
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// GraphImporter: set-up
+//===----------------------------------------------------------------------===//
+
+GraphImporter::GraphImporter(MLIRContext &ctx, const onnx::ModelProto &model,
+                             StringRef modelPath, const ImportOptions &opts)
+    : builder(&ctx), options(opts), ctx(ctx), model(model),
+      modelPath(modelPath.str()) {
+  registerMathHandlers(handlers);
+  registerNNHandlers(handlers);
+  registerLossHandlers(handlers);
+  registerTensorHandlers(handlers);
+}
+
+Location GraphImporter::fileLoc() {
+  return FileLineColLoc::get(&ctx, modelPath, 0, 0);
+}
+
+LogicalResult GraphImporter::importOpsets() {
+  for (const auto &entry : model.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx")
+      opset = entry.version();
+  if (opset <= 0)
+    return emitError(fileLoc())
+           << "the model imports no opset of the default ONNX domain";
+  return success();
+}
+
+void GraphImporter::collectUsesAndDeclarations() {
+  const auto &graph = model.graph();
+  for (const auto &node : graph.node())
+    for (const auto &input : node.input())
+      usedNames.insert(input);
+  for (const auto &output : graph.output()) {
+    usedNames.insert(output.name());
+    declaredTypes[output.name()] = &output.type();
+  }
+  for (const auto &info : graph.value_info())
+    declaredTypes[info.name()] = &info.type();
+}
+
+/// Float initializers become parameters (their bytes are never read);
+/// integer ones are remembered and materialised as pd.constant on first use.
+LogicalResult GraphImporter::importInitializers(ModuleOp module,
+                                                func::FuncOp main) {
+  SymbolTable symbols(module);
+  for (const auto &init : model.graph().initializer()) {
+    SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
+    if (init.data_type() == onnx::TensorProto::INT64 ||
+        init.data_type() == onnx::TensorProto::INT32) {
+      constantInitializers[init.name()] = &init;
+      continue;
+    }
+    if (init.data_type() != onnx::TensorProto::FLOAT)
+      return emitError(fileLoc())
+             << "initializer '" << init.name() << "' has element type "
+             << dataTypeName(init.data_type())
+             << "; parameters must be FLOAT (float32)";
+    auto type = RankedTensorType::get(shape, builder.getF32Type());
+    Location loc = NameLoc::get(builder.getStringAttr(init.name()), fileLoc());
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(main);
+    auto param = builder.create<ParamOp>(loc, init.name(), type, init.name());
+    symbols.insert(param, param->getIterator()); // renames on a clash
+    params[init.name()] = param;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GraphImporter: graph inputs
+//===----------------------------------------------------------------------===//
+
+/// Converts a graph input's declared type, specialising dim 0 to the batch.
+FailureOr<Type>
+GraphImporter::importInputType(const onnx::ValueInfoProto &input) {
+  auto err = [&]() {
+    return emitError(fileLoc()) << "graph input '" << input.name() << "' ";
+  };
+  if (!input.type().has_tensor_type())
+    return err() << "is not a tensor";
+  const auto &tensorType = input.type().tensor_type();
+  Type elementType = convertElementType(tensorType.elem_type(), &ctx);
+  if (!elementType)
+    return err() << "has element type " << dataTypeName(tensorType.elem_type())
+                 << "; inputs must be FLOAT, INT64 or INT32";
+  if (!tensorType.has_shape())
+    return err() << "has no declared shape";
+  SmallVector<int64_t> shape;
+  for (auto [i, dim] : llvm::enumerate(tensorType.shape().dim())) {
+    if (i == 0 && options.batchSize > 0) {
+      shape.push_back(options.batchSize);
+    } else if (dim.has_dim_value() && dim.dim_value() >= 0) {
+      shape.push_back(dim.dim_value());
+    } else {
+      std::string sym = dim.has_dim_param() ? dim.dim_param() : "?";
+      if (i == 0)
+        return err() << "has a symbolic batch dimension '" << sym
+                     << "'; pass --microbatch to fix it";
+      return err() << "has a symbolic dimension " << i << " ('" << sym
+                   << "'); only dimension 0 (the batch) may be symbolic";
+    }
+  }
+  return Type(RankedTensorType::get(shape, elementType));
+}
+
+LogicalResult GraphImporter::importInputs(func::FuncOp main) {
+  Block &entry = main.getBody().front();
+  SmallVector<Type> argTypes;
+  for (const auto &input : model.graph().input()) {
+    if (params.count(input.name()) || constantInitializers.count(input.name()))
+      continue; // IR < 4 lists initializers among the inputs.
+    FailureOr<Type> type = importInputType(input);
+    if (failed(type))
+      return failure();
+    Location loc = NameLoc::get(builder.getStringAttr(input.name()), fileLoc());
+    Value arg = entry.addArgument(*type, loc);
+    argTypes.push_back(*type);
+    define(input.name(), ONNXValue{arg, false});
+  }
+  main.setFunctionType(builder.getFunctionType(argTypes, {}));
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+    auto loc = cast<NameLoc>(entry.getArgument(i).getLoc());
+    main.setArgAttr(i, "pd.input_name", loc.getName());
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GraphImporter: values
+//===----------------------------------------------------------------------===//
+
+FailureOr<ONNXValue>
+GraphImporter::lookup(StringRef name, Location loc,
+                      function_ref<InFlightDiagnostic()> emitError) {
+  auto it = values.find(name);
+  if (it != values.end())
+    return it->second;
+  if (auto param = params.lookup(name)) {
+    auto ref = builder.create<ParamRefOp>(
+        loc, param.getType(), FlatSymbolRefAttr::get(param.getSymNameAttr()));
+    values[name] = ONNXValue{ref, false};
+    return values[name];
+  }
+  if (const onnx::TensorProto *init = constantInitializers.lookup(name)) {
+    SmallVector<int64_t> shape(init->dims().begin(), init->dims().end());
+    auto type = RankedTensorType::get(
+        shape, convertElementType(init->data_type(), &ctx));
+    auto data = readTensorData(*init, type, emitError);
+    if (failed(data))
+      return failure();
+    auto cst = builder.create<ConstantOp>(loc, *data);
+    values[name] = ONNXValue{cst, false};
+    return values[name];
+  }
+  return emitError() << "input '" << name
+                     << "' is not defined by a graph input, an initializer "
+                        "or an earlier node";
+}
+
+//===----------------------------------------------------------------------===//
+// GraphImporter: nodes, the loss and the module
+//===----------------------------------------------------------------------===//
+
+/// The name a node is reported and located by: its own name, else its
+/// first output (the text format and some exporters leave names empty).
+static std::string displayName(const onnx::NodeProto &node) {
+  if (!node.name().empty() || node.output_size() == 0)
+    return node.name();
+  return node.output(0);
+}
+
+static StringRef displayDomain(const onnx::NodeProto &node) {
+  return node.domain().empty() ? StringRef("ai.onnx")
+                               : StringRef(node.domain());
+}
+
+LogicalResult GraphImporter::importNode(const onnx::NodeProto &node) {
+  NodeBinder binder(*this, node);
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    return binder.emitError() << "unknown operator domain (only the default "
+                                 "ONNX domain is supported)";
+  StringRef opType = node.op_type();
+  if (opType == "If" || opType == "Loop" || opType == "Scan")
+    return binder.emitError() << "control flow is not supported (the model "
+                                 "must be a straight-line graph)";
+  auto it = handlers.find(opType);
+  if (it == handlers.end())
+    return binder.emitError() << "unsupported operator";
+  if (opset < it->second.sinceVersion)
+    return binder.emitError() << "supported from opset "
+                              << it->second.sinceVersion
+                              << ", the model uses opset " << opset;
+  return it->second.fn(binder);
+}
+
+/// Selects the loss (the single graph output or --loss) and returns it.
+LogicalResult GraphImporter::importReturn(func::FuncOp main) {
+  const auto &graph = model.graph();
+  std::string name = options.lossOutput;
+  std::string what = "value '" + name + "' (--loss)";
+  if (name.empty()) {
+    if (graph.output_size() != 1)
+      return emitError(fileLoc())
+             << "the graph has " << graph.output_size()
+             << " outputs; pass --loss to name the scalar loss";
+    name = graph.output(0).name();
+    what = "graph output '" + name + "'";
+  } else if (!values.count(name)) {
+    return emitError(fileLoc())
+           << "--loss '" << name << "' names no value computed by the graph";
+  }
+  Location loc = NameLoc::get(builder.getStringAttr(name), fileLoc());
+  auto value = lookup(name, loc, [&]() { return emitError(fileLoc()); });
+  if (failed(value))
+    return failure();
+  auto type = cast<RankedTensorType>(value->value.getType());
+  if (value->transposed || type.getRank() != 0)
+    return emitError(fileLoc())
+           << what << " is not a scalar loss (shape "
+           << shapeString(value->shape())
+           << "); export the model with its loss or pass --loss";
+  if (!type.getElementType().isF32())
+    return emitError(fileLoc()) << what << " is not a scalar loss (element type "
+                                << type.getElementType() << ", expected f32)";
+  builder.create<func::ReturnOp>(loc, value->value);
+  main.setFunctionType(builder.getFunctionType(
+      main.getFunctionType().getInputs(), {type}));
+  return success();
+}
+
+FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
+  if (failed(importOpsets()))
+    return failure();
+  collectUsesAndDeclarations();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc());
+  (*module)->setAttr("pd.model", builder.getStringAttr(modelPath));
+  (*module)->setAttr("pd.opset", builder.getI64IntegerAttr(opset));
+  builder.setInsertionPointToEnd(module->getBody());
+  auto main = builder.create<func::FuncOp>(fileLoc(), "main",
+                                           builder.getFunctionType({}, {}));
+  main.addEntryBlock();
+  if (failed(importInitializers(*module, main)) || failed(importInputs(main)))
+    return failure();
+  builder.setInsertionPointToStart(&main.getBody().front());
+  for (const auto &node : model.graph().node())
+    if (failed(importNode(node)))
+      return failure();
+  if (failed(importReturn(main)) || failed(mlir::verify(*module)))
+    return failure();
+  return module;
+}
+
+//===----------------------------------------------------------------------===//
+// NodeBinder
+//===----------------------------------------------------------------------===//
+
+NodeBinder::NodeBinder(GraphImporter &importer, const onnx::NodeProto &node)
+    : importer(importer), node(node),
+      location(NameLoc::get(
+          StringAttr::get(importer.builder.getContext(), displayName(node)),
+          importer.fileLoc())) {}
+
+OpBuilder &NodeBinder::builder() { return importer.builder; }
+int64_t NodeBinder::opset() const { return importer.opset; }
+MLIRContext *NodeBinder::context() { return importer.builder.getContext(); }
+
+InFlightDiagnostic NodeBinder::emitError() {
+  InFlightDiagnostic diag = mlir::emitError(location);
+  diag << "node '" << displayName(node) << "' (" << node.op_type()
+       << ", domain '" << displayDomain(node) << "'): ";
+  return diag;
+}
+
+bool NodeBinder::hasInput(unsigned i) const {
+  return i < numInputs() && !node.input(i).empty();
+}
+
+bool NodeBinder::isOutputUsed(unsigned i) const {
+  return i < numOutputs() && !node.output(i).empty() &&
+         importer.usedNames.contains(node.output(i));
+}
+
+ParseResult NodeBinder::rawOperand(ONNXValue &value, unsigned i) {
+  if (!hasInput(i)) {
+    emitError() << "missing required input " << i;
+    return failure();
+  }
+  auto result = importer.lookup(inputName(i), location,
+                                [&]() { return emitError(); });
+  if (failed(result))
+    return failure();
+  value = *result;
+  return success();
+}
+
+ParseResult NodeBinder::operand(Value &value, unsigned i) {
+  ONNXValue raw;
+  if (rawOperand(raw, i))
+    return failure();
+  if (raw.transposed) {
+    emitError() << "input '" << inputName(i)
+                << "' is a Transpose output, which only MatMul and Gemm "
+                   "can consume";
+    return failure();
+  }
+  value = raw.value;
+  return success();
+}
+
+ParseResult NodeBinder::f32Operand(Value &value, unsigned i) {
+  if (operand(value, i))
+    return failure();
+  Type elementType = cast<RankedTensorType>(value.getType()).getElementType();
+  if (elementType.isF32())
+    return success();
+  emitError() << "input '" << inputName(i) << "' has element type "
+              << elementType << ", expected f32";
+  return failure();
+}
+
+ParseResult NodeBinder::optionalF32Operand(Value &value, unsigned i) {
+  value = nullptr;
+  return hasInput(i) ? f32Operand(value, i) : success();
+}
+
+ParseResult NodeBinder::expectOutputs(unsigned n) {
+  if (numOutputs() == n)
+    return success();
+  emitError() << "expected " << n << " output(s), got " << numOutputs();
+  return failure();
+}
+
+const onnx::AttributeProto *NodeBinder::findAttr(StringRef name) const {
+  for (const auto &attr : node.attribute())
+    if (attr.name() == name)
+      return &attr;
+  return nullptr;
+}
+
+ParseResult
+NodeBinder::attrOfType(const onnx::AttributeProto *&attr, StringRef name,
+                       onnx::AttributeProto::AttributeType type) {
+  attr = findAttr(name);
+  if (!attr || attr->type() == type)
+    return success();
+  emitError() << "attribute '" << name << "' has type "
+              << onnx::AttributeProto::AttributeType_Name(attr->type())
+              << ", expected "
+              << onnx::AttributeProto::AttributeType_Name(type);
+  return failure();
+}
+
+ParseResult NodeBinder::attr(int64_t &value, StringRef name, int64_t dflt) {
+  const onnx::AttributeProto *attr;
+  if (attrOfType(attr, name, onnx::AttributeProto::INT))
+    return failure();
+  value = attr ? attr->i() : dflt;
+  return success();
+}
+
+ParseResult NodeBinder::attr(float &value, StringRef name, float dflt) {
+  const onnx::AttributeProto *attr;
+  if (attrOfType(attr, name, onnx::AttributeProto::FLOAT))
+    return failure();
+  value = attr ? attr->f() : dflt;
+  return success();
+}
+
+ParseResult NodeBinder::attr(std::string &value, StringRef name,
+                             StringRef dflt) {
+  const onnx::AttributeProto *attr;
+  if (attrOfType(attr, name, onnx::AttributeProto::STRING))
+    return failure();
+  value = attr ? attr->s() : dflt.str();
+  return success();
+}
+
+ParseResult NodeBinder::attr(SmallVectorImpl<int64_t> &value,
+                             StringRef name) {
+  const onnx::AttributeProto *attr;
+  if (attrOfType(attr, name, onnx::AttributeProto::INTS))
+    return failure();
+  value.clear();
+  if (attr)
+    value.append(attr->ints().begin(), attr->ints().end());
+  return success();
+}
+
+/// Binds output `i`. The result type was computed from the op's semantics;
+/// a static shape the model declares for it must agree (unless the batch
+/// was re-specialised, which changes every batch-derived shape).
+LogicalResult NodeBinder::setResult(unsigned i, ONNXValue value) {
+  if (i >= numOutputs() || outputName(i).empty())
+    return success();
+  StringRef name = outputName(i);
+  const onnx::TypeProto *declared = importer.declaredTypes.lookup(name);
+  if (declared && importer.options.batchSize == 0) {
+    auto computed = value.shape();
+    auto shape = staticShape(*declared);
+    if (shape && ArrayRef<int64_t>(*shape) != ArrayRef<int64_t>(computed))
+      return emitError() << "computed shape " << shapeString(computed)
+                         << " of '" << name << "' differs from its declared "
+                         << "shape " << shapeString(*shape);
+    int32_t elemType = declared->tensor_type().elem_type();
+    Type elementType =
+        cast<RankedTensorType>(value.value.getType()).getElementType();
+    if (elemType != 0 && convertElementType(elemType, context()) != elementType)
+      return emitError() << "computed element type " << elementType << " of '"
+                         << name << "' differs from its declared type "
+                         << dataTypeName(elemType);
+  }
+  importer.define(name, value);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Entry point
+//===----------------------------------------------------------------------===//
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::pd::importONNXFile(StringRef path, MLIRContext &ctx,
+                         const ImportOptions &opts) {
+  ctx.loadDialect<PDDialect, func::FuncDialect>();
+  SmallString<256> absPath(path);
+  (void)llvm::sys::fs::make_absolute(absPath);
+  llvm::sys::path::remove_dots(absPath, /*remove_dot_dot=*/true);
+  Location loc = FileLineColLoc::get(&ctx, absPath, 0, 0);
+
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (std::error_code ec = buffer.getError())
+    return emitError(loc) << "cannot open '" << path << "': " << ec.message();
+  StringRef bytes = (*buffer)->getBuffer();
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return emitError(loc) << "'" << path << "' is larger than 2 GiB; export "
+                          << "the model with external data";
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return emitError(loc) << "'" << path << "' is not an ONNX model: the "
+                          << "protobuf data is truncated or malformed";
+  if (!model.has_graph() || model.opset_import_size() == 0)
+    return emitError(loc) << "'" << path << "' is not an ONNX model: it has "
+                          << (model.has_graph() ? "no opset_import" : "no graph");
+  return detail::GraphImporter(ctx, model, absPath, opts).run();
+}

@@ -1,0 +1,215 @@
+//===- AllocateBuffers.cpp - 2BW memory plan of each stage ------*- C++ -*-===//
+//
+// pd-allocate-buffers: assigns every tensor of every stage function a region
+// (weights, grads, stash, comm, workspace or constant) and a byte offset,
+// and records the regions' sizes. Workspace values are packed by liveness
+// with first-fit; the other regions are laid out in order of appearance.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/PD/IR/PDOps.h"
+#include "passes/Passes.h"
+
+namespace mlir::pd {
+#define GEN_PASS_DEF_ALLOCATEBUFFERSPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::pd
+
+using namespace mlir;
+using namespace mlir::pd;
+
+namespace {
+
+struct AllocateBuffersPass
+    : public mlir::pd::impl::AllocateBuffersPassBase<AllocateBuffersPass> {
+  using AllocateBuffersPassBase::AllocateBuffersPassBase;
+  void runOnOperation() override;
+};
+
+constexpr int64_t kAlign = 64;
+
+int64_t alignUp(int64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+/// Region sizes of one stage, in bytes.
+struct Regions {
+  int64_t weights = 0, grads = 0, optimizer = 0, stash = 0, workspace = 0,
+          comm = 0;
+};
+
+/// A workspace value's live range [start, end] in op indices.
+struct Interval {
+  Value value;
+  int64_t start, end, size;
+};
+
+} // namespace
+
+static void setBuffer(Value v, StringRef region, int64_t offset) {
+  auto attr = BufferAttr::get(v.getContext(), region, offset);
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto fn = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    fn.setArgAttr(arg.getArgNumber(), kBufferAttr, attr);
+    return;
+  }
+  v.getDefiningOp()->setAttr(kBufferAttr, attr);
+}
+
+static bool hasBuffer(Value v) {
+  return v.getDefiningOp() && v.getDefiningOp()->hasAttr(kBufferAttr);
+}
+
+/// Packs `intervals` (sorted by start) first-fit; returns the peak size.
+static int64_t packIntervals(ArrayRef<Interval> intervals) {
+  struct Placed {
+    int64_t offset, size, end;
+  };
+  SmallVector<Placed> live;
+  int64_t peak = 0;
+  for (const Interval &iv : intervals) {
+    llvm::erase_if(live, [&](const Placed &p) { return p.end < iv.start; });
+    llvm::sort(live, [](const Placed &a, const Placed &b) {
+      return a.offset < b.offset;
+    });
+    int64_t offset = 0;
+    for (const Placed &p : live) {
+      if (offset + iv.size <= p.offset)
+        break;
+      offset = std::max(offset, p.offset + p.size);
+    }
+    live.push_back({offset, iv.size, iv.end});
+    setBuffer(iv.value, "workspace", offset);
+    peak = std::max(peak, offset + iv.size);
+  }
+  return peak;
+}
+
+/// Places the values of `fn` that no other region holds in the workspace.
+static int64_t allocateWorkspace(func::FuncOp fn) {
+  DenseMap<Operation *, int64_t> index;
+  int64_t i = 0;
+  fn.walk([&](Operation *op) { index[op] = i++; });
+  SmallVector<Interval> intervals;
+  fn.walk([&](Operation *op) {
+    for (Value v : op->getResults()) {
+      if (hasBuffer(v))
+        continue;
+      int64_t end = index[op];
+      for (Operation *user : v.getUsers())
+        end = std::max(end, index[user]);
+      intervals.push_back({v, index[op], end, alignUp(getTensorBytes(v.getType()))});
+    }
+  });
+  return packIntervals(intervals);
+}
+
+/// Parameters: weights, gradient accumulator and optimizer state.
+static void allocateParams(ModuleOp module, int64_t stage,
+                           ArrayRef<func::FuncOp> fns, int64_t optimizerStates,
+                           Regions &regions) {
+  Builder b(module.getContext());
+  SetVector<ParamOp> params;
+  for (func::FuncOp fn : fns)
+    fn.walk([&](Operation *op) {
+      FlatSymbolRefAttr sym;
+      if (auto ref = dyn_cast<ParamRefOp>(op))
+        sym = ref.getParamAttr();
+      else if (auto acc = dyn_cast<AccumulateGradOp>(op))
+        sym = acc.getParamAttr();
+      if (sym)
+        params.insert(module.lookupSymbol<ParamOp>(sym));
+    });
+  for (ParamOp param : params) {
+    int64_t bytes = alignUp(getTensorBytes(param.getType()));
+    param->setAttr(kStageAttr, b.getI64IntegerAttr(stage));
+    param->setAttr("pd.weight_offset", b.getI64IntegerAttr(regions.weights));
+    param->setAttr("pd.grad_offset", b.getI64IntegerAttr(regions.grads));
+    param->setAttr("pd.optimizer_offset",
+                   b.getI64IntegerAttr(regions.optimizer));
+    regions.weights += bytes;
+    regions.grads += bytes;
+    regions.optimizer += optimizerStates * bytes;
+  }
+  for (func::FuncOp fn : fns)
+    fn.walk([&](ParamRefOp ref) {
+      auto param = module.lookupSymbol<ParamOp>(ref.getParamAttr());
+      setBuffer(ref, "weights",
+                cast<IntegerAttr>(param->getAttr("pd.weight_offset")).getInt());
+    });
+}
+
+/// The stash: the forward's results, which the backward takes as arguments.
+static void allocateStash(func::FuncOp fwd, func::FuncOp bwd,
+                          Regions &regions) {
+  auto ret = cast<func::ReturnOp>(fwd.getBody().front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (!hasBuffer(v)) {
+      setBuffer(v, "stash", regions.stash);
+      regions.stash += alignUp(getTensorBytes(v.getType()));
+    }
+    setBuffer(bwd.getArgument(i), "stash",
+              cast<BufferAttr>(v.getDefiningOp()->getAttr(kBufferAttr))
+                  .getOffset());
+  }
+}
+
+/// Constants live in the stage object; sent values in the comm region.
+static void allocateCommAndConstants(func::FuncOp fn, Regions &regions) {
+  fn.walk([&](Operation *op) {
+    if (isa<ConstantOp>(op))
+      setBuffer(op->getResult(0), "constant", 0);
+    auto send = dyn_cast<SendOp>(op);
+    if (!send || hasBuffer(send.getValue()) ||
+        isa<BlockArgument>(send.getValue()))
+      return;
+    setBuffer(send.getValue(), "comm", regions.comm);
+    regions.comm += alignUp(getTensorBytes(send.getValue().getType()));
+  });
+}
+
+void AllocateBuffersPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto stagesAttr = module->getAttrOfType<IntegerAttr>("pd.num_stages");
+  int64_t optimizerStates =
+      llvm::StringSwitch<int64_t>(optimizer)
+          .Case("sgd", 0).Case("momentum", 1).Cases("adam", "adamw", 2)
+          .Default(-1);
+  if (!stagesAttr || optimizerStates < 0 ||
+      !llvm::is_contained({"2bw", "flush", "gpipe"}, schedule)) {
+    module.emitError("pd-allocate-buffers: expects outlined stages, a "
+                     "schedule of 2bw|flush|gpipe and an optimizer of "
+                     "sgd|momentum|adam|adamw");
+    return signalPassFailure();
+  }
+  int64_t d = stagesAttr.getInt(), m = microbatches ? microbatches : d;
+  Builder b(module.getContext());
+  for (int64_t s = 0; s < d; ++s) {
+    std::string prefix = "stage" + std::to_string(s);
+    auto fwd = module.lookupSymbol<func::FuncOp>(prefix + "_forward");
+    auto bwd = module.lookupSymbol<func::FuncOp>(prefix + "_backward");
+    if (!fwd || !bwd) {
+      module.emitError("pd-allocate-buffers: missing functions of stage ") << s;
+      return signalPassFailure();
+    }
+    Regions regions;
+    allocateParams(module, s, {fwd, bwd}, optimizerStates, regions);
+    allocateStash(fwd, bwd, regions);
+    allocateCommAndConstants(fwd, regions);
+    allocateCommAndConstants(bwd, regions);
+    regions.workspace =
+        std::max(allocateWorkspace(fwd), allocateWorkspace(bwd));
+    int64_t versions = schedule == "2bw" ? 2 : 1;
+    int64_t slots = schedule == "gpipe" ? m : d - s;
+    auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+    fwd->setAttr("pd.regions",
+                 b.getDictionaryAttr({
+                     b.getNamedAttr("weights", i64(regions.weights)),
+                     b.getNamedAttr("weight_versions", i64(versions)),
+                     b.getNamedAttr("grads", i64(regions.grads)),
+                     b.getNamedAttr("optimizer", i64(regions.optimizer)),
+                     b.getNamedAttr("stash_slot", i64(regions.stash)),
+                     b.getNamedAttr("stash_slots", i64(slots)),
+                     b.getNamedAttr("workspace", i64(regions.workspace)),
+                     b.getNamedAttr("comm", i64(regions.comm)),
+                 }));
+  }
+}

@@ -1,0 +1,253 @@
+//===- OutlineStages.cpp - Per-stage forward/backward functions -*- C++ -*-===//
+//
+// pd-outline-stages: rewrites the partitioned training function into one
+// forward and one backward function per stage. Cross-stage values become
+// send/recv pairs on numbered channels, values the backward needs become the
+// forward's results (the stash), graph inputs become pd.input in the stages
+// that read them, and parameter reads and constants are re-materialised.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/PD/IR/PDOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "passes/Passes.h"
+
+namespace mlir::pd {
+#define GEN_PASS_DEF_OUTLINESTAGESPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::pd
+
+using namespace mlir;
+using namespace mlir::pd;
+
+namespace {
+
+struct OutlineStagesPass
+    : public mlir::pd::impl::OutlineStagesPassBase<OutlineStagesPass> {
+  using OutlineStagesPassBase::OutlineStagesPassBase;
+  void runOnOperation() override;
+};
+
+enum class Phase { Forward, Backward };
+
+/// Where an op of the training function runs.
+struct Home {
+  int64_t stage;
+  Phase phase;
+};
+
+/// Outlines one training function; state shared by the stage builders.
+class Outliner {
+public:
+  Outliner(func::FuncOp func, int64_t numStages)
+      : func(func), numStages(numStages) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult assignChannels();
+  LogicalResult buildForward(int64_t stage);
+  LogicalResult buildBackward(int64_t stage);
+  Value materialize(Value v, int64_t stage, Phase phase, OpBuilder &b);
+  void emitSends(Operation *orig, Operation *clone, OpBuilder &b);
+  void cloneInto(Operation *op, int64_t stage, Phase phase, OpBuilder &b);
+  func::FuncOp createFunc(int64_t stage, Phase phase, TypeRange args,
+                          TypeRange results);
+
+  static bool isSource(Operation *op) {
+    return isa<ParamRefOp, ConstantOp>(op);
+  }
+  Home homeOf(Operation *op) const {
+    auto stage = cast<IntegerAttr>(op->getAttr(kStageAttr)).getInt();
+    return {stage, op->hasAttr(kGradOfAttr) ? Phase::Backward : Phase::Forward};
+  }
+
+  func::FuncOp func;
+  int64_t numStages;
+  /// Channel of each (value, receiving stage).
+  DenseMap<std::pair<Value, int64_t>, int64_t> channels;
+  /// Value maps per (stage, phase).
+  DenseMap<std::pair<int64_t, int>, IRMapping> maps;
+  /// Values of the training function the backward of a stage reads from
+  /// its forward, in order.
+  DenseMap<int64_t, SmallVector<Value>> stash;
+  /// Where each new stage function is inserted.
+  Operation *insertPoint = nullptr;
+};
+
+} // namespace
+
+LogicalResult Outliner::assignChannels() {
+  int64_t next = 0;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    if (isSource(&op))
+      continue;
+    Home from = homeOf(&op);
+    for (Value result : op.getResults()) {
+      for (Operation *user : result.getUsers()) {
+        if (isa<func::ReturnOp>(user))
+          continue;
+        Home to = homeOf(user);
+        if (to.stage == from.stage)
+          continue;
+        if (from.phase == Phase::Backward && to.phase == Phase::Forward)
+          return user->emitError("pd-outline-stages: a forward op on stage ")
+                 << to.stage << " uses a gradient computed on stage "
+                 << from.stage;
+        auto key = std::make_pair(result, to.stage);
+        if (!channels.count(key))
+          channels[key] = next++;
+      }
+    }
+  }
+  return success();
+}
+
+func::FuncOp Outliner::createFunc(int64_t stage, Phase phase, TypeRange args,
+                                  TypeRange results) {
+  OpBuilder b(insertPoint);
+  std::string name = "stage" + std::to_string(stage) +
+                     (phase == Phase::Forward ? "_forward" : "_backward");
+  auto fn = b.create<func::FuncOp>(func.getLoc(), name,
+                                   b.getFunctionType(args, results));
+  fn->setAttr(kStageAttr, b.getI64IntegerAttr(stage));
+  fn->setAttr("pd.phase",
+              b.getStringAttr(phase == Phase::Forward ? "forward" : "backward"));
+  fn.addEntryBlock();
+  return fn;
+}
+
+/// Returns the value `v` of the training function inside the function of
+/// (stage, phase), creating a pd.input, a re-materialised source or a recv.
+Value Outliner::materialize(Value v, int64_t stage, Phase phase, OpBuilder &b) {
+  IRMapping &map = maps[{stage, static_cast<int>(phase)}];
+  if (Value mapped = map.lookupOrNull(v))
+    return mapped;
+  Value result;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  "pd.input_name");
+    result = b.create<InputOp>(
+        func.getLoc(), v.getType(), b.getI64IntegerAttr(arg.getArgNumber()),
+        name ? name : b.getStringAttr("input" +
+                                      std::to_string(arg.getArgNumber())));
+  } else if (isSource(v.getDefiningOp())) {
+    Operation *clone = b.clone(*v.getDefiningOp());
+    clone->removeAttr(kOpIdAttr);
+    clone->removeAttr(kStageAttr);
+    result = clone->getResult(0);
+  } else {
+    Home from = homeOf(v.getDefiningOp());
+    int64_t channel = channels.lookup({v, stage});
+    result = b.create<RecvOp>(v.getLoc(), v.getType(),
+                              b.getI64IntegerAttr(from.stage),
+                              b.getI64IntegerAttr(channel));
+  }
+  map.map(v, result);
+  return result;
+}
+
+void Outliner::emitSends(Operation *orig, Operation *clone, OpBuilder &b) {
+  int64_t from = homeOf(orig).stage;
+  for (auto [res, cloned] :
+       llvm::zip(orig->getResults(), clone->getResults()))
+    for (int64_t to = 0; to < numStages; ++to)
+      if (to != from && channels.count({res, to}))
+        b.create<SendOp>(orig->getLoc(), cloned, b.getI64IntegerAttr(to),
+                         b.getI64IntegerAttr(channels.lookup({res, to})));
+}
+
+void Outliner::cloneInto(Operation *op, int64_t stage, Phase phase,
+                         OpBuilder &b) {
+  for (Value operand : op->getOperands())
+    materialize(operand, stage, phase, b);
+  IRMapping &map = maps[{stage, static_cast<int>(phase)}];
+  Operation *clone = b.clone(*op, map);
+  for (StringRef attr : {kOpIdAttr.data(), kGradOfAttr.data(),
+                         kStageAttr.data()})
+    clone->removeAttr(attr);
+  emitSends(op, clone, b);
+}
+
+LogicalResult Outliner::buildForward(int64_t stage) {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  func::FuncOp fn = createFunc(stage, Phase::Forward, {}, {});
+  OpBuilder b = OpBuilder::atBlockEnd(&fn.getBody().front());
+  for (Operation &op : body.without_terminator()) {
+    Home home = homeOf(&op);
+    if (home.stage == stage && home.phase == Phase::Forward && !isSource(&op))
+      cloneInto(&op, stage, Phase::Forward, b);
+  }
+  Value loss = ret.getOperand(0);
+  if (loss.getDefiningOp() && homeOf(loss.getDefiningOp()).stage == stage)
+    b.create<ReportLossOp>(loss.getLoc(),
+                           materialize(loss, stage, Phase::Forward, b));
+
+  // The stash: forward values (not sources) that this stage's backward reads.
+  SetVector<Value> saved;
+  for (Operation &op : body.without_terminator()) {
+    Home home = homeOf(&op);
+    if (home.stage != stage || home.phase != Phase::Backward)
+      continue;
+    for (Value operand : op.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && (isSource(def) || homeOf(def).phase == Phase::Backward))
+        continue;
+      saved.insert(operand);
+    }
+  }
+  SmallVector<Value> results;
+  for (Value v : saved)
+    results.push_back(materialize(v, stage, Phase::Forward, b));
+  b.create<func::ReturnOp>(func.getLoc(), results);
+  fn.setType(b.getFunctionType({}, ValueRange(results).getTypes()));
+  stash[stage] = SmallVector<Value>(saved.begin(), saved.end());
+  return success();
+}
+
+LogicalResult Outliner::buildBackward(int64_t stage) {
+  SmallVector<Type> argTypes;
+  for (Value v : stash[stage])
+    argTypes.push_back(v.getType());
+  func::FuncOp fn = createFunc(stage, Phase::Backward, argTypes, {});
+  IRMapping &map = maps[{stage, static_cast<int>(Phase::Backward)}];
+  for (auto [v, arg] : llvm::zip(stash[stage], fn.getArguments()))
+    map.map(v, arg);
+  OpBuilder b = OpBuilder::atBlockEnd(&fn.getBody().front());
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    Home home = homeOf(&op);
+    if (home.stage == stage && home.phase == Phase::Backward)
+      cloneInto(&op, stage, Phase::Backward, b);
+  }
+  b.create<func::ReturnOp>(func.getLoc());
+  return success();
+}
+
+LogicalResult Outliner::run() {
+  for (Operation &op : func.getBody().front().without_terminator())
+    if (!op.hasAttr(kStageAttr))
+      return op.emitError("pd-outline-stages: op has no pd.stage; run "
+                          "pd-partition-stages first");
+  if (failed(assignChannels()))
+    return failure();
+  insertPoint = func;
+  for (int64_t s = 0; s < numStages; ++s)
+    if (failed(buildForward(s)) || failed(buildBackward(s)))
+      return failure();
+  func.erase();
+  return success();
+}
+
+void OutlineStagesPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto func = module.lookupSymbol<func::FuncOp>(funcName);
+  auto stages = module->getAttrOfType<IntegerAttr>("pd.num_stages");
+  if (!func || !stages) {
+    module.emitError("pd-outline-stages: expected a partitioned @")
+        << funcName << " and pd.num_stages; run pd-partition-stages first";
+    return signalPassFailure();
+  }
+  if (failed(Outliner(func, stages.getInt()).run()))
+    return signalPassFailure();
+}

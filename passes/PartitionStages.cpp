@@ -1,0 +1,155 @@
+//===- PartitionStages.cpp - Balanced pipeline stage assignment -*- C++ -*-===//
+//
+// pd-partition-stages: splits the forward ops of the training function into
+// contiguous stages minimising the cost of the most expensive stage (binary
+// search over the bottleneck with a greedy split), then places gradient
+// ops with the op they differentiate and parameter reads with their users.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/PD/IR/PDOps.h"
+#include "passes/Passes.h"
+
+namespace mlir::pd {
+#define GEN_PASS_DEF_PARTITIONSTAGESPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::pd
+
+using namespace mlir;
+using namespace mlir::pd;
+
+namespace {
+
+struct PartitionStagesPass
+    : public mlir::pd::impl::PartitionStagesPassBase<PartitionStagesPass> {
+  using PartitionStagesPassBase::PartitionStagesPassBase;
+  void runOnOperation() override;
+};
+
+} // namespace
+
+static int64_t opFlops(Operation *op) {
+  if (auto cost = dyn_cast<CostOpInterface>(op))
+    return cost.getFlops();
+  return 0;
+}
+
+static int64_t getInt(Operation *op, StringRef name) {
+  return cast<IntegerAttr>(op->getAttr(name)).getInt();
+}
+
+/// Counts the contiguous groups needed so that no group exceeds `limit`.
+static int64_t groupsNeeded(ArrayRef<int64_t> costs, int64_t limit) {
+  int64_t groups = 1, sum = 0;
+  for (int64_t c : costs) {
+    if (sum + c > limit) {
+      ++groups;
+      sum = 0;
+    }
+    sum += c;
+  }
+  return groups;
+}
+
+/// Splits `costs` into exactly `parts` non-empty contiguous groups with the
+/// smallest possible maximum group cost; returns the group of each element.
+static SmallVector<int64_t> balancedSplit(ArrayRef<int64_t> costs,
+                                          int64_t parts) {
+  int64_t lo = 0, hi = 0;
+  for (int64_t c : costs) {
+    lo = std::max(lo, c);
+    hi += c;
+  }
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (groupsNeeded(costs, mid) <= parts)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  // Greedy split at the bottleneck; a group also closes early when the
+  // remaining elements are exactly enough to give each later group one.
+  SmallVector<int64_t> group(costs.size());
+  int64_t g = 0, sum = 0, n = costs.size();
+  for (int64_t i = 0; i < n; ++i) {
+    bool full = sum + costs[i] > lo;
+    bool needed = n - i == parts - 1 - g;
+    if (sum > 0 && (full || needed)) {
+      ++g;
+      sum = 0;
+    }
+    group[i] = g;
+    sum += costs[i];
+  }
+  return group;
+}
+
+void PartitionStagesPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto func = module.lookupSymbol<func::FuncOp>(funcName);
+  if (!func) {
+    module.emitError("pd-partition-stages: no function @") << funcName;
+    return signalPassFailure();
+  }
+  Block &body = func.getBody().front();
+  Builder b(module.getContext());
+
+  // Cost of each forward op: its own FLOPs plus its gradient ops'.
+  DenseMap<int64_t, int64_t> cost;
+  for (Operation &op : body.without_terminator()) {
+    if (op.hasAttr(kOpIdAttr))
+      cost[getInt(&op, kOpIdAttr)] += opFlops(&op);
+    else if (op.hasAttr(kGradOfAttr))
+      cost[getInt(&op, kGradOfAttr)] += opFlops(&op);
+    else {
+      op.emitError("pd-partition-stages: op is neither forward (pd.op_id) nor "
+                   "gradient (pd.grad_of); run pd-autodiff first");
+      return signalPassFailure();
+    }
+  }
+
+  // Balance the forward ops that carry cost.
+  SmallVector<Operation *> heavy;
+  SmallVector<int64_t> heavyCost;
+  for (Operation &op : body.without_terminator())
+    if (op.hasAttr(kOpIdAttr) && op.getNumOperands() > 0) {
+      heavy.push_back(&op);
+      heavyCost.push_back(std::max<int64_t>(cost[getInt(&op, kOpIdAttr)], 1));
+    }
+  if (numStages < 1 || static_cast<int64_t>(heavy.size()) < numStages) {
+    func.emitError("pd-partition-stages: cannot split ")
+        << heavy.size() << " compute ops into " << numStages << " stages";
+    return signalPassFailure();
+  }
+  SmallVector<int64_t> group = balancedSplit(heavyCost, numStages);
+  DenseMap<int64_t, int64_t> stageOfId;
+  for (auto [op, g] : llvm::zip(heavy, group))
+    stageOfId[getInt(op, kOpIdAttr)] = g;
+
+  // Sources (parameter reads, constants, no operands) follow their users.
+  for (Operation &op : body.without_terminator()) {
+    if (!op.hasAttr(kOpIdAttr) || op.getNumOperands() > 0)
+      continue;
+    std::optional<int64_t> stage;
+    for (Operation *user : op.getUsers()) {
+      if (!user->hasAttr(kOpIdAttr))
+        continue;
+      int64_t s = stageOfId[getInt(user, kOpIdAttr)];
+      if (stage && *stage != s && isa<ParamRefOp>(op)) {
+        op.emitError("pd-partition-stages: parameter ")
+            << cast<ParamRefOp>(op).getParamAttr() << " is used on stages "
+            << *stage << " and " << s
+            << "; parameters shared across stages are not supported";
+        return signalPassFailure();
+      }
+      stage = stage ? std::min(*stage, s) : s;
+    }
+    stageOfId[getInt(&op, kOpIdAttr)] = stage.value_or(0);
+  }
+
+  for (Operation &op : body.without_terminator()) {
+    int64_t id = getInt(&op, op.hasAttr(kOpIdAttr) ? kOpIdAttr : kGradOfAttr);
+    op.setAttr(kStageAttr, b.getI64IntegerAttr(stageOfId.lookup(id)));
+  }
+  module->setAttr("pd.num_stages", b.getI64IntegerAttr(numStages));
+}

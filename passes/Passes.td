@@ -1,0 +1,145 @@
+//===- Passes.td - pdc compiler passes ---------------------*- tablegen -*-===//
+//
+// Every phase of pdc between import and codegen. Each pass has one .cpp in
+// this folder and one test in test/Passes/<flag without pd->.mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PD_PASSES
+#define PD_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def AutodiffPass : Pass<"pd-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Appends the reverse-mode gradient of the loss to the model.";
+  let description = [{
+    Differentiates the function that returns the scalar loss (by default
+    `@main`). Each forward op gets an id (`pd.op_id`); the gradient ops its
+    GradientOpInterface builds are appended in reverse order and tagged with
+    `pd.grad_of = <id>`, so that later passes place them on the same stage.
+    The seed is `pd.grad_seed`; each parameter's gradient ends in a
+    `pd.accumulate_grad`. Fails on an op without a gradient rule.
+
+    Before:
+    ```mlir
+    %w = pd.param_ref @w : tensor<8x4xf32>
+    %y = pd.matmul %x, %w : ...
+    %l = pd.softmax_cross_entropy %y, %t : ...
+    return %l : tensor<f32>
+    ```
+    After (abridged):
+    ```mlir
+    %s = pd.grad_seed : tensor<f32>
+    %dy = pd.softmax_cross_entropy_grad %s, %y, %t {pd.grad_of = 2}
+    %dw = pd.matmul %x, %dy {transpose_lhs, pd.grad_of = 1}
+    pd.accumulate_grad @w, %dw {pd.grad_of = 0}
+    ```
+  }];
+  let options = [
+    Option<"funcName", "func-name", "std::string", "\"main\"",
+           "The function that computes the loss.">
+  ];
+}
+
+def PartitionStagesPass : Pass<"pd-partition-stages", "::mlir::ModuleOp"> {
+  let summary = "Assigns every op of the training function to a pipeline stage.";
+  let description = [{
+    Splits the forward ops of the differentiated function (in program order)
+    into `num-stages` contiguous stages whose costs are balanced: the cost of
+    a forward op is the FLOPs of the op plus those of its gradient ops
+    (CostOpInterface), and the split minimises the most expensive stage.
+    Gradient ops follow the op they differentiate; parameter reads and
+    constants follow their users. Sets `pd.stage` on every op and
+    `pd.num_stages` on the module. Deciding only: pd-outline-stages rewrites.
+
+    ```mlir
+    %h = pd.matmul %x, %w1 {pd.op_id = 2, pd.stage = 0 : i64} : ...
+    %y = pd.matmul %h, %w2 {pd.op_id = 5, pd.stage = 1 : i64} : ...
+    ```
+  }];
+  let options = [
+    Option<"numStages", "num-stages", "int64_t", "1",
+           "Number of pipeline stages.">,
+    Option<"funcName", "func-name", "std::string", "\"main\"",
+           "The differentiated training function.">
+  ];
+}
+
+def OutlineStagesPass : Pass<"pd-outline-stages", "::mlir::ModuleOp"> {
+  let summary = "Splits the training function into per-stage forward and backward functions.";
+  let description = [{
+    For each stage s creates `@stage<s>_forward` (returning the values its
+    backward needs: the explicit stash) and `@stage<s>_backward` (taking
+    them). Values that cross stages become `pd.send`/`pd.recv` pairs on
+    channels numbered uniquely in the module; graph inputs become `pd.input`
+    in each stage that reads them; parameter reads and constants are
+    re-materialised where used; the loss becomes `pd.report_loss`.
+
+    ```mlir
+    func.func @stage0_forward() -> tensor<4x8xf32> attributes {pd.stage = 0 : i64, pd.phase = "forward"} {
+      %x = pd.input 0 "x" : tensor<4x8xf32>
+      ...
+      pd.send %h to 1 channel 0 : tensor<4x16xf32>
+      return %x : tensor<4x8xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"funcName", "func-name", "std::string", "\"main\"",
+           "The partitioned training function.">
+  ];
+}
+
+def AllocateBuffersPass : Pass<"pd-allocate-buffers", "::mlir::ModuleOp"> {
+  let summary = "Gives every tensor of every stage a home in the stage's arena.";
+  let description = [{
+    The 2BW memory plan of each stage, exact to the byte. Parameters get a
+    slot in each weight version (two under `2bw`, one under `flush` and
+    `gpipe`), a gradient accumulator and optimizer state (`momentum`: one
+    tensor, `adam`/`adamw`: two); values the backward reads from the forward
+    go to the stash slot of their microbatch (d-k slots on stage k under 1F1B,
+    `microbatches` under gpipe); sent values that are not stashed go to the
+    comm region (forward and backward apart, so a send overlaps the other
+    phase); every other value goes to the workspace, packed by liveness.
+    Results get `pd.buffer = #pd.buffer<region, offset>`, parameters get
+    `pd.stage`, `pd.weight_offset`, `pd.grad_offset` and
+    `pd.optimizer_offset`, and each stage's forward function gets the region
+    sizes in `pd.regions`.
+
+    ```mlir
+    %2 = pd.matmul %0, %1 {pd.buffer = #pd.buffer<"workspace", 0>, transpose_rhs} : ...
+    ```
+  }];
+  let options = [
+    Option<"schedule", "schedule", "std::string", "\"2bw\"",
+           "Pipeline schedule: 2bw, flush or gpipe.">,
+    Option<"microbatches", "microbatches", "int64_t", "0",
+           "Microbatches per batch (m); 0 means the number of stages.">,
+    Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
+           "Optimizer: sgd, momentum, adam or adamw.">
+  ];
+}
+
+def LowerToRuntimePass : Pass<"pd-lower-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Lowers one stage's buffer-assigned functions to runtime calls in the LLVM dialect.";
+  let description = [{
+    Turns `@stage<s>_forward` and `@stage<s>_backward` into
+    `llvm.func @pd_stage_forward(%ctx, %weights, %grads, %stash, %workspace,
+    %comm)` and `@pd_stage_backward(...)` (the C ABI of
+    runtime/include/pdrt/pdrt.h): each tensor's address is its region base
+    plus its `pd.buffer` offset, each op becomes a call of its `pdrt_*`
+    kernel, broadcast descriptors and constants become internal globals.
+    Everything else in the module (other stages, parameters) is removed.
+
+    ```mlir
+    %p = llvm.getelementptr %workspace[256] : (!llvm.ptr) -> !llvm.ptr, i8
+    llvm.call @pdrt_relu(%ctx, %x, %p, %n) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()
+    ```
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", "0", "The stage to lower.">
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // PD_PASSES

@@ -1,0 +1,44 @@
+//===- comm_mpi.h - MPI communication of the CPU target ------------*- C++ -*-===//
+//
+// Helpers the executor uses around the pdrt_send / pdrt_recv ABI: waiting
+// for a phase's pending sends, the in-place gradient allreduce among a
+// stage's replicas, and chunked point-to-point byte transfers (any size).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PDRT_COMM_COMM_MPI_H
+#define PDRT_COMM_COMM_MPI_H
+
+#include "exec/status.h"
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace pdrt {
+
+/// Tags reserved by the runtime (channel ids are below 32000).
+enum : int { kTagGatherSize = 32001, kTagGatherData = 32002 };
+
+/// Message for a failed MPI call: "<what>: <MPI error string>".
+std::string mpiErrorString(const char *what, int code);
+
+/// Completes (MPI_Waitall) and clears `requests`.
+Status waitAll(std::vector<MPI_Request> &requests);
+
+/// In-place sum allreduce of n floats on `comm` (no-op when comm has one
+/// rank), chunked so any n works.
+Status allreduceSum(MPI_Comm comm, float *data, int64_t n);
+
+/// In-place sum allreduce of one double.
+Status allreduceSum(MPI_Comm comm, double *value);
+
+/// Blocking send / receive of `bytes` bytes on MPI_COMM_WORLD, split into
+/// messages of at most 1 GiB on the same tag.
+Status sendBytes(const void *buf, int64_t bytes, int dest, int tag);
+Status recvBytes(void *buf, int64_t bytes, int source, int tag);
+
+} // namespace pdrt
+
+#endif // PDRT_COMM_COMM_MPI_H

@@ -1,0 +1,72 @@
+//===- softmax_xent.cc - Softmax cross-entropy and its gradient ---------------===//
+//
+// Rows with label == ignore_index do not count; the loss is the mean over
+// the counted rows of lse(row) - row[label] (pdrt_numerics.h). A label
+// outside [0, c) is a data error naming the row and microbatch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "exec/context.h"
+#include "pdrt/pdrt_numerics.h"
+
+namespace {
+
+/// Counts the rows that take part in the loss; false (and the sticky error
+/// set) when a label is out of range.
+bool countRows(pdrt_ctx *ctx, const int64_t *labels, int64_t n, int64_t c,
+               int64_t ignore, int64_t *counted) {
+  *counted = 0;
+  for (int64_t r = 0; r < n; ++r) {
+    if (labels[r] == ignore)
+      continue;
+    if (labels[r] < 0 || labels[r] >= c) {
+      pdrt::setError(ctx, pdrt::format(
+                              "label %lld out of range [0, %lld) in row %lld of "
+                              "microbatch %lld",
+                              (long long)labels[r], (long long)c, (long long)r,
+                              (long long)(ctx ? ctx->microbatch : 0)));
+      return false;
+    }
+    ++*counted;
+  }
+  return true;
+}
+
+} // namespace
+
+extern "C" void pdrt_softmax_xent(pdrt_ctx *ctx, const float *logits,
+                                  const int64_t *labels, float *loss,
+                                  int64_t n, int64_t c, int64_t ignore_index) {
+  int64_t counted;
+  if (pdrt::hasError(ctx) || !countRows(ctx, labels, n, c, ignore_index, &counted))
+    return;
+  double sum = 0.0;
+  for (int64_t r = 0; r < n; ++r)
+    if (labels[r] != ignore_index)
+      sum += pdrt_row_xent(logits + r * c, c, labels[r]);
+  *loss = counted ? (float)(sum / (double)counted) : 0.0f;
+}
+
+// Forward computed loss = (1/K) * sum over counted rows r of
+// lse(logits[r]) - logits[r][labels[r]]; so d loss / d logits[r][j] =
+// (softmax(logits[r])[j] - onehot(labels[r])[j]) / K, times the incoming
+// dloss.
+extern "C" void pdrt_softmax_xent_grad(pdrt_ctx *ctx, const float *dloss,
+                                       const float *logits,
+                                       const int64_t *labels, float *dlogits,
+                                       int64_t n, int64_t c,
+                                       int64_t ignore_index) {
+  int64_t counted;
+  if (pdrt::hasError(ctx) || !countRows(ctx, labels, n, c, ignore_index, &counted))
+    return;
+  float scale = counted ? *dloss / (float)counted : 0.0f;
+  for (int64_t r = 0; r < n; ++r) {
+    float *dr = dlogits + r * c;
+    if (labels[r] == ignore_index) {
+      for (int64_t j = 0; j < c; ++j)
+        dr[j] = 0.0f;
+      continue;
+    }
+    pdrt_row_xent_grad(logits + r * c, c, labels[r], scale, dr);
+  }
+}

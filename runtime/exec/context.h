@@ -1,0 +1,48 @@
+//===- context.h - The runtime state behind pdrt_ctx ---------------*- C++ -*-===//
+//
+// Defines struct pdrt_ctx, the opaque handle generated code passes to every
+// pdrt_* call: MPI placement, the microbatch being run, the data source,
+// pending sends per phase, per-step loss sums and the sticky error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PDRT_EXEC_CONTEXT_H
+#define PDRT_EXEC_CONTEXT_H
+
+#include "pdrt/pdrt.h"
+
+#include "data_npy.h"
+#include "manifest.h"
+
+#include <mpi.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+struct pdrt_ctx {
+  const pdrt::Manifest *manifest = nullptr;
+  int rank = 0, replica = 0;
+  MPI_Comm replicaComm = MPI_COMM_NULL; ///< This stage's W replicas.
+  int64_t microbatch = 0; ///< Global index g = t*m + i of the running call.
+  bool inBackward = false;
+  pdrt::DataSource *data = nullptr;
+  std::vector<MPI_Request> forwardSends, backwardSends;
+  std::map<int64_t, double> stepLossSum; ///< Step t -> sum of reported losses.
+  bool failed = false;
+  std::string error; ///< First error raised by a kernel or service (sticky).
+};
+
+namespace pdrt {
+
+/// Records `message` as ctx's sticky error unless one is already set. The
+/// executor checks it after every stage function call. A NULL ctx (kernels
+/// called outside a stage, e.g. from tests) only prints the message.
+void setError(pdrt_ctx *ctx, const std::string &message);
+
+/// True when ctx carries an error (kernels then skip their work).
+inline bool hasError(const pdrt_ctx *ctx) { return ctx && ctx->failed; }
+
+} // namespace pdrt
+
+#endif // PDRT_EXEC_CONTEXT_H

@@ -1,0 +1,232 @@
+//===- executor.cc - Runs one stage's schedule ---------------------------------===//
+//
+// Allocates the stage arena (one 64-byte-aligned block carved into regions,
+// as llm.c carves its parameters), loads the initial weights into every
+// version, then walks the action list of schedule.h: forwards and backwards
+// call the generated functions with the right version and stash slot;
+// updates allreduce gradients among replicas, step the optimizer, zero the
+// gradients and log the loss.
+//
+//===----------------------------------------------------------------------===//
+
+#include "executor.h"
+
+#include "comm/comm_mpi.h"
+#include "context.h"
+#include "onnx_weights.h"
+#include "optimizer.h"
+#include "schedule.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+namespace pdrt {
+
+int64_t requiredStashSlots(const Manifest &m, int64_t steps) {
+  int64_t total = std::max<int64_t>(steps * m.microbatches, 1);
+  int64_t lag = m.stages - m.stage; // d - k microbatches in flight.
+  switch (m.schedule) {
+  case ScheduleKind::TwoBW: return std::min(lag, total);
+  case ScheduleKind::Flush: return std::min(lag, m.microbatches);
+  case ScheduleKind::GPipe: return m.microbatches;
+  }
+  return 1;
+}
+
+namespace {
+
+struct FreeDeleter {
+  void operator()(char *p) const { std::free(p); }
+};
+
+class Executor {
+public:
+  Executor(const Manifest &m, const RunOptions &o, const StageFunctions &f, int rank)
+      : m_(m), opts_(o), fns_(f), rank_(rank) {}
+  ~Executor() {
+    if (ctx_.replicaComm != MPI_COMM_NULL)
+      MPI_Comm_free(&ctx_.replicaComm);
+  }
+  Status setup();
+  Status run();
+  Status finish();
+
+private:
+  char *weights(int v) { return arena_.get() + v * m_.regions.weights; }
+  char *grads() { return arena_.get() + m_.regions.gradsOffset(); }
+  char *optState() { return arena_.get() + m_.regions.optimizerOffset(); }
+  char *stash(int64_t slot) {
+    return arena_.get() + m_.regions.stashOffset() + slot * m_.regions.stashSlot;
+  }
+  char *workspace() { return arena_.get() + m_.regions.workspaceOffset(); }
+  char *comm() { return arena_.get() + m_.regions.commOffset(); }
+  bool isLogger() const { return m_.stage == m_.stages - 1 && replica_ == 0; }
+
+  Status allocate();
+  Status callStage(const Action &a);
+  Status update(const Action &a);
+  Status logLoss(int64_t j);
+
+  const Manifest &m_;
+  const RunOptions &opts_;
+  const StageFunctions &fns_;
+  int rank_, replica_ = 0;
+  OptimizerConfig optimizer_;
+  pdrt_ctx ctx_;
+  DataSource data_;
+  std::unique_ptr<char, FreeDeleter> arena_;
+  int newestVersion_ = 0;
+  std::chrono::steady_clock::time_point lastLog_;
+};
+
+Status Executor::allocate() {
+  const Regions &r = m_.regions;
+  int64_t total = r.total();
+  int64_t need = requiredStashSlots(m_, opts_.steps);
+  if (r.stashSlot > 0 && r.stashSlots < need)
+    return Status::error(format("manifest: %lld stash slots, schedule %s needs "
+                                "%lld at this stage", (long long)r.stashSlots,
+                                scheduleName(m_.schedule), (long long)need));
+  size_t bytes = (size_t)std::max<int64_t>((total + 63) / 64 * 64, 64);
+  arena_.reset(static_cast<char *>(std::aligned_alloc(64, bytes)));
+  if (!arena_)
+    return Status::error(format("cannot allocate the arena of %lld bytes",
+                                (long long)total));
+  std::memset(arena_.get(), 0, bytes);
+  if (opts_.printMemory && replica_ == 0) {
+    std::printf("memory stage=%d arena=%lld weights=%lld versions=%lld "
+                "grads=%lld optimizer=%lld stash_slot=%lld stash_slots=%lld "
+                "workspace=%lld comm=%lld\n", m_.stage, (long long)total,
+                (long long)r.weights, (long long)r.weightVersions,
+                (long long)r.grads, (long long)r.optimizer, (long long)r.stashSlot,
+                (long long)r.stashSlots, (long long)r.workspace, (long long)r.comm);
+    std::fflush(stdout);
+  }
+  return Status::ok();
+}
+
+Status Executor::setup() {
+  replica_ = rank_ % m_.replicas;
+  ctx_.manifest = &m_;
+  ctx_.rank = rank_;
+  ctx_.replica = replica_;
+  ctx_.data = &data_;
+  optimizer_ = m_.optimizer;
+  if (opts_.hasLr)
+    optimizer_.lr = opts_.lr;
+  int rc = MPI_Comm_split(MPI_COMM_WORLD, m_.stage, replica_, &ctx_.replicaComm);
+  if (rc != MPI_SUCCESS)
+    return Status::error(mpiErrorString("MPI_Comm_split of the replicas", rc));
+  PDRT_RETURN_IF_ERROR(allocate());
+  std::string model = opts_.model.empty() ? m_.model : opts_.model;
+  if (model.empty())
+    return Status::error("no model: pass --model PATH.onnx");
+  PDRT_RETURN_IF_ERROR(loadInitialWeights(m_, model, weights(0), m_.regions.weights,
+                                          (int)m_.regions.weightVersions));
+  if (opts_.synthetic)
+    data_.openSynthetic(m_, opts_.seed);
+  else
+    PDRT_RETURN_IF_ERROR(data_.openDir(m_, opts_.dataDir));
+  return Status::ok();
+}
+
+Status Executor::callStage(const Action &a) {
+  bool backward = a.kind == ActionKind::Backward;
+  // Sends started by the previous call of the same function must be done
+  // before it runs again (it may reuse their buffers).
+  PDRT_RETURN_IF_ERROR(waitAll(backward ? ctx_.backwardSends : ctx_.forwardSends));
+  ctx_.microbatch = a.index;
+  ctx_.inBackward = backward;
+  auto fn = backward ? fns_.backward : fns_.forward;
+  fn(&ctx_, weights(a.version), grads(), stash(a.slot), workspace(), comm());
+  if (ctx_.failed)
+    return Status::error(format("%s of microbatch %lld (step %lld): %s",
+                                backward ? "backward" : "forward",
+                                (long long)a.index,
+                                (long long)(a.index / m_.microbatches + 1),
+                                ctx_.error.c_str()));
+  return Status::ok();
+}
+
+Status Executor::update(const Action &a) {
+  float *g = reinterpret_cast<float *>(grads());
+  PDRT_RETURN_IF_ERROR(allreduceSum(ctx_.replicaComm, g, m_.regions.grads / 4));
+  applyOptimizer(m_, optimizer_, weights(a.version), weights(a.writeVersion),
+                 grads(), optState(), a.index + 1);
+  std::memset(grads(), 0, (size_t)m_.regions.grads);
+  newestVersion_ = a.writeVersion;
+  if (m_.stage == m_.stages - 1)
+    PDRT_RETURN_IF_ERROR(logLoss(a.index));
+  return Status::ok();
+}
+
+Status Executor::logLoss(int64_t j) {
+  double sum = 0.0;
+  auto it = ctx_.stepLossSum.find(j);
+  if (it != ctx_.stepLossSum.end()) {
+    sum = it->second;
+    ctx_.stepLossSum.erase(it);
+  }
+  if (m_.replicas > 1)
+    PDRT_RETURN_IF_ERROR(allreduceSum(ctx_.replicaComm, &sum));
+  if (!isLogger() || ((j + 1) % opts_.logEvery != 0 && j + 1 != opts_.steps))
+    return Status::ok();
+  auto now = std::chrono::steady_clock::now();
+  double seconds = std::chrono::duration<double>(now - lastLog_).count();
+  int64_t steps = j + 1 == opts_.logEvery || opts_.logEvery == 1 ? 1 : 0;
+  steps = (j + 1) % opts_.logEvery == 0 ? opts_.logEvery : (j + 1) % opts_.logEvery;
+  lastLog_ = now;
+  double samples = (double)(m_.microbatch * m_.microbatches * m_.replicas * steps);
+  std::printf("step %lld loss %.6f ms/step %.3f samples/s %.1f\n", (long long)(j + 1),
+              sum / (double)(m_.microbatches * m_.replicas),
+              1e3 * seconds / (double)steps, seconds > 0 ? samples / seconds : 0.0);
+  std::fflush(stdout);
+  return Status::ok();
+}
+
+Status Executor::run() {
+  std::vector<Action> actions =
+      buildSchedule(m_.schedule, m_.stages, m_.stage, m_.microbatches, opts_.steps,
+                    m_.regions.stashSlots);
+  lastLog_ = std::chrono::steady_clock::now();
+  for (const Action &a : actions) {
+    if (a.kind == ActionKind::Update)
+      PDRT_RETURN_IF_ERROR(update(a));
+    else
+      PDRT_RETURN_IF_ERROR(callStage(a));
+  }
+  PDRT_RETURN_IF_ERROR(waitAll(ctx_.forwardSends));
+  return waitAll(ctx_.backwardSends);
+}
+
+Status Executor::finish() {
+  if (!opts_.saveOnnx.empty()) {
+    std::string model = opts_.model.empty() ? m_.model : opts_.model;
+    PDRT_RETURN_IF_ERROR(saveTrainedModel(m_, rank_, weights(newestVersion_), model,
+                                          opts_.saveOnnx));
+  }
+  int rc = MPI_Barrier(MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS)
+    return Status::error(mpiErrorString("MPI_Barrier at the end of training", rc));
+  if (isLogger()) {
+    std::printf("done %lld steps\n", (long long)opts_.steps);
+    std::fflush(stdout);
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Status runStage(const Manifest &m, const RunOptions &opts,
+                const StageFunctions &fns, int rank) {
+  Executor e(m, opts, fns, rank);
+  PDRT_RETURN_IF_ERROR(e.setup());
+  PDRT_RETURN_IF_ERROR(e.run());
+  return e.finish();
+}
+
+} // namespace pdrt

@@ -1,0 +1,66 @@
+//===- services.cc - Training services called by generated code --------------===//
+//
+// pdrt_load_input (rows of the current microbatch from the data source),
+// pdrt_grad_seed (1 / (m * W)), pdrt_report_loss (per-step loss sums) and
+// the sticky error every kernel reports through.
+//
+//===----------------------------------------------------------------------===//
+
+#include "context.h"
+
+#include <cstdio>
+
+namespace pdrt {
+
+void setError(pdrt_ctx *ctx, const std::string &message) {
+  if (!ctx) {
+    std::fprintf(stderr, "pdrt: error: %s\n", message.c_str());
+    return;
+  }
+  if (ctx->failed)
+    return;
+  ctx->failed = true;
+  ctx->error = message;
+}
+
+} // namespace pdrt
+
+using pdrt::format;
+
+extern "C" void pdrt_load_input(pdrt_ctx *ctx, int64_t index, void *dst,
+                                int64_t bytes) {
+  if (pdrt::hasError(ctx))
+    return;
+  const pdrt::Manifest &m = *ctx->manifest;
+  const pdrt::InputInfo *in = m.findInput(index);
+  if (!in || !ctx->data) {
+    pdrt::setError(ctx, format("pdrt_load_input: graph input %lld is not an "
+                               "input of this stage", (long long)index));
+    return;
+  }
+  int64_t b = m.microbatch;
+  if (bytes != b * in->rowBytes()) {
+    pdrt::setError(ctx, format("pdrt_load_input: input '%s' has %lld bytes per "
+                               "microbatch, called with %lld", in->name.c_str(),
+                               (long long)(b * in->rowBytes()), (long long)bytes));
+    return;
+  }
+  int64_t t = ctx->microbatch / m.microbatches;
+  int64_t i = ctx->microbatch % m.microbatches;
+  int64_t global = b * m.microbatches * m.replicas;
+  int64_t first = t * global + ctx->replica * b * m.microbatches + i * b;
+  ctx->data->read(*in, first, b, dst);
+}
+
+extern "C" void pdrt_grad_seed(pdrt_ctx *ctx, float *seed) {
+  if (pdrt::hasError(ctx))
+    return;
+  const pdrt::Manifest &m = *ctx->manifest;
+  *seed = 1.0f / (float)(m.microbatches * m.replicas);
+}
+
+extern "C" void pdrt_report_loss(pdrt_ctx *ctx, const float *loss) {
+  if (pdrt::hasError(ctx))
+    return;
+  ctx->stepLossSum[ctx->microbatch / ctx->manifest->microbatches] += *loss;
+}

@@ -1,0 +1,139 @@
+/*===- pdrt.h - The pdc runtime's C ABI ------------------------*- C -*-===//
+ *
+ * The contract between code that pdc generates for one pipeline stage and
+ * the runtime it is linked with. Generated code exports three symbols (see
+ * "Generated stage interface" below) and calls only the pdrt_* functions
+ * declared here. The runtime owns main(): it parses the stage's command
+ * line, reads the embedded stage manifest, allocates the stage's arena,
+ * loads the initial weights from the ONNX file and runs the schedule.
+ *
+ * No MLIR or LLVM header may be included by the runtime.
+ *
+ * Ordering invariant for communication: every message between two stages
+ * travels on a channel (id from the manifest); on one channel the sender's
+ * n-th pdrt_send matches the receiver's n-th pdrt_recv. Shapes are static, so
+ * byte counts always agree.
+ *===----------------------------------------------------------------------===*/
+
+#ifndef PDRT_PDRT_H
+#define PDRT_PDRT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Opaque per-process runtime state: MPI communicators, the current
+/// microbatch, data, pending sends, the loss log.
+typedef struct pdrt_ctx pdrt_ctx;
+
+/*===----------------------------------------------------------------------===*
+ * Generated stage interface (defined by the stage object, called by the
+ * runtime).
+ *===----------------------------------------------------------------------===*/
+
+/// Returns the stage manifest: a NUL-terminated JSON document (format in
+/// docs/stage-manifest.md) with the stage's parameters, inputs, channels and
+/// region sizes.
+const char *pd_stage_manifest(void);
+
+/// Runs the forward pass of one microbatch. `weights` points at the weight
+/// version this microbatch uses; `stash` at the microbatch's stash slot.
+/// All offsets inside the generated code are relative to these bases.
+void pd_stage_forward(pdrt_ctx *ctx, char *weights, char *grads, char *stash,
+                      char *workspace, char *comm);
+
+/// Runs the backward pass of one microbatch (same bases as its forward, the
+/// same weight version and the same stash slot).
+void pd_stage_backward(pdrt_ctx *ctx, char *weights, char *grads, char *stash,
+                       char *workspace, char *comm);
+
+/*===----------------------------------------------------------------------===*
+ * Kernels (called by generated code). All tensors are dense row-major f32
+ * unless stated; pointers point into the stage arena and never alias unless
+ * stated.
+ *===----------------------------------------------------------------------===*/
+
+/// C[m,n] = alpha * op(A) * op(B) + beta * C, op(X) = X or X^T.
+/// A is [m,k] (or [k,m] when trans_a), B is [k,n] (or [n,k] when trans_b).
+void pdrt_matmul(pdrt_ctx *ctx, const float *a, const float *b, float *c,
+                 int64_t m, int64_t n, int64_t k, int32_t trans_a,
+                 int32_t trans_b, float alpha, float beta);
+
+/// Binary op codes of pdrt_binary.
+enum { PDRT_ADD = 0, PDRT_SUB = 1, PDRT_MUL = 2, PDRT_DIV = 3 };
+
+/// out = a (op) b with numpy broadcasting. `desc` is
+/// [rank, out_dims[rank], a_strides[rank], b_strides[rank]] in elements; a
+/// broadcast dimension has stride 0. rank <= 8.
+void pdrt_binary(pdrt_ctx *ctx, int32_t op, const float *a, const float *b,
+                 float *out, const int64_t *desc);
+
+/// y[i] = max(x[i], 0).
+void pdrt_relu(pdrt_ctx *ctx, const float *x, float *y, int64_t n);
+
+/// dx[i] = y[i] > 0 ? dy[i] : 0, where y is relu's output.
+void pdrt_relu_grad(pdrt_ctx *ctx, const float *dy, const float *y, float *dx,
+                    int64_t n);
+
+/// y[i] = alpha * x[i].
+void pdrt_scale(pdrt_ctx *ctx, const float *x, float *y, int64_t n,
+                float alpha);
+
+/// Sums x over broadcast dimensions: `desc` is
+/// [rank, in_dims[rank], out_strides[rank]] (stride 0 on summed dimensions);
+/// y (of the reduced shape, `out_numel` elements) is overwritten.
+void pdrt_sum_to(pdrt_ctx *ctx, const float *x, float *y, int64_t out_numel,
+                 const int64_t *desc);
+
+/// acc[i] += g[i] (gradient accumulation).
+void pdrt_accumulate(pdrt_ctx *ctx, const float *g, float *acc, int64_t n);
+
+/// Copies `bytes` bytes (regions may not overlap).
+void pdrt_copy(pdrt_ctx *ctx, const void *src, void *dst, int64_t bytes);
+
+/// *loss = mean over rows r with labels[r] != ignore_index of
+/// -log softmax(logits[r,:])[labels[r]]; 0 when no row counts.
+/// `labels` holds int64 values. A label outside [0, c) other than
+/// ignore_index is a fatal data error naming the row.
+void pdrt_softmax_xent(pdrt_ctx *ctx, const float *logits,
+                       const int64_t *labels, float *loss, int64_t n,
+                       int64_t c, int64_t ignore_index);
+
+/// dlogits[r,:] = (*dloss / K) * (softmax(logits[r,:]) - onehot(labels[r]))
+/// for the K counted rows, 0 for ignored rows.
+void pdrt_softmax_xent_grad(pdrt_ctx *ctx, const float *dloss,
+                            const float *logits, const int64_t *labels,
+                            float *dlogits, int64_t n, int64_t c,
+                            int64_t ignore_index);
+
+/*===----------------------------------------------------------------------===*
+ * Training services (called by generated code).
+ *===----------------------------------------------------------------------===*/
+
+/// Copies the current microbatch's rows of graph input `index` (the
+/// manifest's input list) into `dst` (`bytes` = the microbatch's bytes).
+void pdrt_load_input(pdrt_ctx *ctx, int64_t index, void *dst, int64_t bytes);
+
+/// Writes the loss gradient seed of one microbatch into *seed:
+/// 1 / (microbatches * replicas), so that accumulated gradients are those of
+/// the mean loss over the global batch.
+void pdrt_grad_seed(pdrt_ctx *ctx, float *seed);
+
+/// Records the loss of the current microbatch (last stage only).
+void pdrt_report_loss(pdrt_ctx *ctx, const float *loss);
+
+/// Starts sending `bytes` bytes on `channel` (non-blocking). The buffer must
+/// stay untouched until the runtime completes the send, which it does
+/// before calling the same stage function again.
+void pdrt_send(pdrt_ctx *ctx, int64_t channel, const void *buf, int64_t bytes);
+
+/// Receives `bytes` bytes on `channel` into `buf` (blocks until arrived).
+void pdrt_recv(pdrt_ctx *ctx, int64_t channel, void *buf, int64_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PDRT_PDRT_H */

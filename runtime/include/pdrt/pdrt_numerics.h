@@ -1,0 +1,96 @@
+/*===- pdrt_numerics.h - Numerics shared by the CPU and CUDA kernels -*- C++ -*-===//
+ *
+ * Index math of the broadcast descriptors of pdrt_binary / pdrt_sum_to and
+ * the per-row formulas of softmax cross-entropy. Everything here is inline,
+ * header-only and free of host-only calls, so g++ (runtime/cpu) and nvcc
+ * (runtime/cuda) compile the same code and the CPU tests cover it.
+ *===----------------------------------------------------------------------===*/
+
+#ifndef PDRT_PDRT_NUMERICS_H
+#define PDRT_PDRT_NUMERICS_H
+
+#include <math.h>
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define PDRT_HD __host__ __device__ __forceinline__
+#else
+#define PDRT_HD inline
+#endif
+
+/// Largest rank a broadcast descriptor may have.
+#define PDRT_MAX_RANK 8
+
+/// Number of elements of the output of a pdrt_binary descriptor
+/// [rank, out_dims[rank], a_strides[rank], b_strides[rank]] (or of the input
+/// of a pdrt_sum_to descriptor [rank, in_dims[rank], out_strides[rank]]).
+PDRT_HD int64_t pdrt_desc_numel(const int64_t *desc) {
+  int64_t rank = desc[0], n = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    n *= desc[1 + d];
+  return n;
+}
+
+/// Maps the row-major linear index `linear` over desc's dims to element
+/// offsets through the stride arrays that follow the dims: `*off_a` uses
+/// the first stride array, `*off_b` the second (pass NULL to skip it, as
+/// pdrt_sum_to's descriptor has only one).
+PDRT_HD void pdrt_desc_offsets(const int64_t *desc, int64_t linear,
+                               int64_t *off_a, int64_t *off_b) {
+  int64_t rank = desc[0];
+  const int64_t *dims = desc + 1;
+  const int64_t *sa = dims + rank;
+  const int64_t *sb = sa + rank;
+  int64_t oa = 0, ob = 0;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    int64_t i = linear % dims[d];
+    linear /= dims[d];
+    oa += i * sa[d];
+    if (off_b)
+      ob += i * sb[d];
+  }
+  *off_a = oa;
+  if (off_b)
+    *off_b = ob;
+}
+
+/// Applies binary op `op` (PDRT_ADD/SUB/MUL/DIV) to one pair of elements.
+PDRT_HD float pdrt_binary_apply(int32_t op, float a, float b) {
+  switch (op) {
+  case 0: return a + b;
+  case 1: return a - b;
+  case 2: return a * b;
+  default: return a / b;
+  }
+}
+
+/// log(sum_j exp(x[j])) of one row of `c` logits, computed stably as
+/// max + log(sum exp(x - max)) with the sum accumulated in double.
+PDRT_HD float pdrt_row_logsumexp(const float *x, int64_t c) {
+  float mx = -INFINITY;
+  for (int64_t j = 0; j < c; ++j)
+    mx = x[j] > mx ? x[j] : mx;
+  double s = 0.0;
+  for (int64_t j = 0; j < c; ++j)
+    s += exp((double)(x[j] - mx));
+  return mx + (float)log(s);
+}
+
+/// Cross-entropy of one row: -log softmax(x)[label] = lse - x[label].
+PDRT_HD float pdrt_row_xent(const float *x, int64_t c, int64_t label) {
+  return pdrt_row_logsumexp(x, c) - x[label];
+}
+
+/// Gradient of one row's cross-entropy scaled by `scale`:
+/// dx[j] = scale * (softmax(x)[j] - (j == label)), softmax(x)[j] =
+/// exp(x[j] - lse).
+PDRT_HD void pdrt_row_xent_grad(const float *x, int64_t c, int64_t label,
+                                float scale, float *dx) {
+  float lse = pdrt_row_logsumexp(x, c);
+  for (int64_t j = 0; j < c; ++j) {
+    float p = expf(x[j] - lse);
+    dx[j] = scale * (p - (j == label ? 1.0f : 0.0f));
+  }
+}
+
+#endif /* PDRT_PDRT_NUMERICS_H */

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""End-to-end check of one pdc training run against the PyTorch oracle.
+
+Compiles MODEL with pdc into a plan directory, trains it with PLAN/run
+(--save-onnx), trains the same model with torch_reference.py on the same
+batches, and compares every trained initializer (relative error
+max|a-b| / (max|b| + 1e-12) per tensor, the max over tensors must be <= --tol)
+and every printed step loss (within 10 * --tol, relative to max(|ref|, 1)).
+
+Options add checks: --compare-to-replicas W2 also trains with W2 replicas on the
+same global batch (m scaled by W/W2) and compares the two pdc runs;
+--check-memory checks that each stage's printed arena size equals
+plan.json's memory_bytes[k].total.
+
+Prints PASS or FAIL (last line); exits 1 on failure. Runs under /usr/bin/python3.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_reference  # noqa: E402
+
+STEP_RE = re.compile(r"^step (\d+) loss (\S+)", re.M)
+MEMORY_RE = re.compile(r"^memory stage=(\d+) arena=(\d+)", re.M)
+
+
+class CheckFailure(Exception):
+    """A failed check; its message says what differed."""
+
+
+def parse_args():
+    """Parse the command line (the training arguments are torch_reference's)."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--pdc", required=True, help="path of the pdc compiler")
+    torch_reference.add_training_args(p)
+    p.add_argument("--stages", type=int, required=True, help="pipeline depth d")
+    p.add_argument("--tol", type=float, default=1e-4)
+    p.add_argument("--compare-to-replicas", type=int, metavar="W2",
+                   help="also run with W2 replicas on the same global batch")
+    p.add_argument("--check-memory", action="store_true",
+                   help="check printed arena bytes against plan.json")
+    p.add_argument("--work-dir", help="keep plans and outputs here (default: a "
+                   "temporary directory, removed afterwards)")
+    p.add_argument("--timeout", type=float, default=600, help="seconds per command")
+    return p.parse_args()
+
+
+def run_command(cmd, timeout, what):
+    """Run cmd; return its stdout, or raise CheckFailure with its output."""
+    print("+ " + " ".join(cmd), flush=True)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise CheckFailure(f"{what} timed out after {timeout:.0f} s")
+    except OSError as err:
+        raise CheckFailure(f"{what} could not start: {err}")
+    if proc.returncode != 0:
+        raise CheckFailure(f"{what} exited with {proc.returncode}\n"
+                           f"--- stdout ---\n{proc.stdout}--- stderr ---\n{proc.stderr}")
+    return proc.stdout
+
+
+def compile_plan(args, plan_dir, replicas, microbatches):
+    """Run pdc with every schedule and optimizer option given explicitly."""
+    cmd = [args.pdc, args.model, "-o", plan_dir,
+           "--stages", str(args.stages), "--replicas", str(replicas),
+           "--microbatch", str(args.microbatch), "--microbatches", str(microbatches),
+           "--schedule", args.schedule, "--optimizer", args.optimizer,
+           "--lr", repr(args.lr), "--momentum", repr(args.momentum),
+           "--beta1", repr(args.beta1), "--beta2", repr(args.beta2),
+           "--eps", repr(args.eps), "--weight-decay", repr(args.weight_decay)]
+    run_command(cmd, args.timeout, "pdc")
+    with open(os.path.join(plan_dir, "plan.json")) as f:
+        plan = json.load(f)
+    expected = {"stages": args.stages, "replicas": replicas,
+                "microbatch": args.microbatch, "microbatches": microbatches,
+                "schedule": args.schedule}
+    for key, value in expected.items():
+        if plan.get(key) != value:
+            raise CheckFailure(f"plan.json {key} is {plan.get(key)!r}, expected {value!r}")
+    return plan
+
+
+def run_plan(args, plan_dir, out_onnx):
+    """Train with PLAN/run; return its stdout."""
+    cmd = [os.path.join(plan_dir, "run"), "--steps", str(args.steps),
+           "--data", args.data, "--save-onnx", out_onnx, "--log-every", "1"]
+    if args.check_memory:
+        cmd.append("--print-memory")
+    return run_command(cmd, args.timeout, "run")
+
+
+def pdc_train(args, work_dir, replicas, microbatches):
+    """Compile and run one plan; return (plan, trained weights, losses, stdout)."""
+    tag = f"w{replicas}"
+    plan_dir = os.path.join(work_dir, "plan-" + tag)
+    shutil.rmtree(plan_dir, ignore_errors=True)
+    plan = compile_plan(args, plan_dir, replicas, microbatches)
+    out_onnx = os.path.join(work_dir, f"trained-{tag}.onnx")
+    stdout = run_plan(args, plan_dir, out_onnx)
+    weights = {t.name: numpy_helper.to_array(t)
+               for t in onnx.load(out_onnx).graph.initializer}
+    return plan, weights, parse_losses(stdout, args.steps), stdout
+
+
+def parse_losses(stdout, steps):
+    """Return the losses of steps 1..steps printed by run."""
+    losses = {int(s): float(v) for s, v in STEP_RE.findall(stdout)}
+    missing = [s for s in range(1, steps + 1) if s not in losses]
+    if missing:
+        raise CheckFailure(f"run printed no loss for steps {missing}\n{stdout}")
+    return [losses[s] for s in range(1, steps + 1)]
+
+
+def compare_weights(got, ref, tol, label):
+    """Check every initializer of ref against got; print the max relative error."""
+    missing = sorted(set(ref) - set(got))
+    if missing:
+        raise CheckFailure(f"{label}: trained model lacks initializers {missing}")
+    errors = {}
+    for name, want in ref.items():
+        if got[name].shape != want.shape:
+            raise CheckFailure(f"{label}: {name} has shape {got[name].shape}, "
+                               f"expected {want.shape}")
+        errors[name] = torch_reference.max_relative_error({name: got[name]},
+                                                          {name: want})
+    worst = max(errors, key=errors.get)
+    print(f"{label}: max relative error {errors[worst]:.3e} over {len(errors)} "
+          f"tensors (worst {worst})")
+    if not errors[worst] <= tol:
+        raise CheckFailure(f"{label}: {worst} differs by {errors[worst]:.3e} > {tol}")
+
+
+def compare_losses(got, ref, tol, label):
+    """Check per-step losses within tol relative to max(|ref|, 1)."""
+    for step, (a, b) in enumerate(zip(got, ref), start=1):
+        if not abs(a - b) <= tol * max(abs(b), 1.0):
+            raise CheckFailure(f"{label}: step {step} loss {a} vs {b} (tol {tol})")
+    print(f"{label}: {len(ref)} step losses match, {ref[0]:.6f} -> {ref[-1]:.6f}")
+
+
+def check_memory(plan, stdout):
+    """Check each stage's printed arena bytes against plan.json's total."""
+    totals = [entry["total"] for entry in plan["memory_bytes"]]
+    if len(totals) != plan["stages"]:
+        raise CheckFailure(f"plan.json memory_bytes has {len(totals)} entries for "
+                           f"{plan['stages']} stages")
+    seen = set()
+    for stage, arena in MEMORY_RE.findall(stdout):
+        stage, arena = int(stage), int(arena)
+        if stage >= len(totals) or arena != totals[stage]:
+            raise CheckFailure(f"stage {stage} arena {arena} bytes, plan.json says "
+                               f"{totals[stage] if stage < len(totals) else 'nothing'}")
+        seen.add(stage)
+    if seen != set(range(len(totals))):
+        raise CheckFailure(f"no memory line for stages {sorted(set(range(len(totals))) - seen)}")
+    print(f"memory: arena bytes per stage {totals} match plan.json")
+
+
+def scaled_microbatches(args, replicas):
+    """Return m that keeps the global batch b*m*W with W = replicas."""
+    total = args.microbatches * args.replicas
+    if total % replicas:
+        raise CheckFailure(f"m*W = {total} is not divisible by {replicas} replicas")
+    return total // replicas
+
+
+def check(args, work_dir):
+    """Run every requested check; raise CheckFailure on the first failure."""
+    if args.compare_to_replicas:
+        microbatches2 = scaled_microbatches(args, args.compare_to_replicas)
+    try:
+        ref_weights, ref_losses = torch_reference.train(
+            args.model, args.data, args.schedule, torch_reference.hyperparameters(args),
+            args.microbatch, args.microbatches, args.replicas, args.steps)
+    except (NotImplementedError, OSError, ValueError) as err:
+        raise CheckFailure(f"torch reference: {err}")
+    plan, weights, losses, stdout = pdc_train(args, work_dir, args.replicas,
+                                              args.microbatches)
+    compare_weights(weights, ref_weights, args.tol, "pdc vs torch")
+    compare_losses(losses, ref_losses, 10 * args.tol, "pdc vs torch")
+    if args.check_memory:
+        check_memory(plan, stdout)
+    if args.compare_to_replicas:
+        w2 = args.compare_to_replicas
+        _, weights2, losses2, _ = pdc_train(args, work_dir, w2, microbatches2)
+        compare_weights(weights2, weights, args.tol, f"pdc w={w2} vs w={args.replicas}")
+        compare_losses(losses2, losses, 10 * args.tol, f"pdc w={w2} vs w={args.replicas}")
+
+
+def main():
+    args = parse_args()
+    work_dir = args.work_dir or tempfile.mkdtemp(prefix="pdc-check-")
+    os.makedirs(work_dir, exist_ok=True)
+    try:
+        check(args, work_dir)
+    except CheckFailure as err:
+        print(f"error: {err}", file=sys.stderr)
+        print("FAIL")
+        return 1
+    finally:
+        if not args.work_dir:
+            shutil.rmtree(work_dir, ignore_errors=True)
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

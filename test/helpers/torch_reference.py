@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""PyTorch oracle for pdc training runs (DESIGN.md section 4).
+
+Rebuilds the model from the ONNX file itself (a small torch interpreter over the
+graph, weights from the initializers), trains it with torch autograd and
+torch.optim on exactly the batches a pdc plan consumes, and writes the final
+weights to an .npz keyed by initializer name.
+
+- flush, gpipe: W(t+1) = W(t) - lr * grad f(W(t)).
+- 2bw:          W(t+1) = W(t) - lr * grad f(W(t-1)), W(-1) = W(0); the optimizer
+  (momentum, Adam, AdamW) is fed that delayed gradient.
+- Step t consumes samples [t*B, (t+1)*B) modulo the sample count, B = b*m*W.
+  The loss of a step is the mean of its b*m*W/b microbatch losses (the graph is
+  evaluated per microbatch of b samples, as exported), which is the mean over
+  the global batch.
+
+Runs only under Debian's /usr/bin/python3 (torch 1.13, onnx 1.12).
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+from onnx import numpy_helper
+
+SCHEDULES = ("2bw", "flush", "gpipe")
+OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
+
+
+# ----------------------------------------------------------------------------
+# ONNX graph interpreter
+# ----------------------------------------------------------------------------
+
+def _attrs(node):
+    """Return the node's attributes as a dict of Python values."""
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _gemm(inputs, attrs):
+    a, b = inputs[0], inputs[1]
+    if attrs.get("transA", 0):
+        a = a.t()
+    if attrs.get("transB", 0):
+        b = b.t()
+    out = attrs.get("alpha", 1.0) * (a @ b)
+    if len(inputs) > 2 and inputs[2] is not None:
+        out = out + attrs.get("beta", 1.0) * inputs[2]
+    return out
+
+
+def _constant(inputs, attrs):
+    if "value" not in attrs:
+        raise NotImplementedError("Constant without a 'value' attribute")
+    return torch.from_numpy(numpy_helper.to_array(attrs["value"]).copy())
+
+
+def _softmax_cross_entropy(inputs, attrs):
+    if len(inputs) > 2 and inputs[2] is not None:
+        raise NotImplementedError("SoftmaxCrossEntropyLoss with class weights")
+    reduction = attrs.get("reduction", b"mean")
+    reduction = reduction.decode() if isinstance(reduction, bytes) else reduction
+    return F.cross_entropy(inputs[0], inputs[1].long(), reduction=reduction,
+                           ignore_index=attrs.get("ignore_index", -100))
+
+
+OPS = {
+    "Gemm": _gemm,
+    "MatMul": lambda i, a: torch.matmul(i[0], i[1]),
+    "Add": lambda i, a: i[0] + i[1],
+    "Sub": lambda i, a: i[0] - i[1],
+    "Mul": lambda i, a: i[0] * i[1],
+    "Relu": lambda i, a: torch.relu(i[0]),
+    "Identity": lambda i, a: i[0],
+    "Constant": _constant,
+    "SoftmaxCrossEntropyLoss": _softmax_cross_entropy,
+}
+
+
+class OnnxModule:
+    """A torch evaluation of an ONNX training graph (forward + scalar loss)."""
+
+    def __init__(self, path):
+        self.model = onnx.load(path)
+        graph = self.model.graph
+        for node in graph.node:
+            if node.op_type not in OPS or node.domain not in ("", "ai.onnx"):
+                raise NotImplementedError(
+                    f"torch_reference: unsupported op {node.domain or 'ai.onnx'}."
+                    f"{node.op_type} (node '{node.name}')")
+        self.params = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy())
+                       for t in graph.initializer}
+        self.input_names = [i.name for i in graph.input if i.name not in self.params]
+        self.loss_name = graph.output[0].name
+
+    def trainable(self):
+        """Return the names of the floating-point initializers (the weights)."""
+        return [n for n, t in self.params.items() if t.is_floating_point()]
+
+    def loss(self, weights, inputs):
+        """Evaluate the graph; weights and inputs map names to tensors."""
+        env = dict(self.params)
+        env.update(weights)
+        env.update(inputs)
+        for node in self.model.graph.node:
+            args = [env[n] if n else None for n in node.input]
+            outs = OPS[node.op_type](args, _attrs(node))
+            env[node.output[0]] = outs
+        return env[self.loss_name]
+
+
+# ----------------------------------------------------------------------------
+# Data and optimizers
+# ----------------------------------------------------------------------------
+
+def load_data(data_dir, names):
+    """Load NAME.npy for every graph input name."""
+    data = {n: np.load(os.path.join(data_dir, n + ".npy")) for n in names}
+    counts = {len(a) for a in data.values()}
+    if len(counts) != 1:
+        raise ValueError(f"inputs in {data_dir} have different sample counts")
+    return data
+
+
+def step_microbatches(data, step, microbatch, count):
+    """Return the count microbatches (dicts of tensors) that a step consumes."""
+    samples = len(next(iter(data.values())))
+    global_batch = microbatch * count
+    index = (step * global_batch + np.arange(global_batch)) % samples
+    return [{n: torch.from_numpy(a[index[k * microbatch:(k + 1) * microbatch]])
+             for n, a in data.items()} for k in range(count)]
+
+
+def make_optimizer(params, hp):
+    """Return the torch.optim optimizer that pdc's --optimizer names."""
+    name = hp["optimizer"]
+    if name in ("sgd", "momentum"):
+        return torch.optim.SGD(params, lr=hp["lr"], weight_decay=hp["weight_decay"],
+                               momentum=hp["momentum"] if name == "momentum" else 0.0)
+    cls = torch.optim.Adam if name == "adam" else torch.optim.AdamW
+    return cls(params, lr=hp["lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"],
+               weight_decay=hp["weight_decay"])
+
+
+def hyperparameters(args):
+    """Collect the optimizer hyperparameters from parsed arguments."""
+    return {k: getattr(args, k) for k in
+            ("optimizer", "lr", "momentum", "beta1", "beta2", "eps", "weight_decay")}
+
+
+# ----------------------------------------------------------------------------
+# Training
+# ----------------------------------------------------------------------------
+
+def gradient(module, weights, batch):
+    """Return (mean loss, gradients) of the microbatches at the given weights."""
+    live = {n: w.detach().clone().requires_grad_(True) for n, w in weights.items()}
+    loss = sum(module.loss(live, mb) for mb in batch) / len(batch)
+    grads = torch.autograd.grad(loss, list(live.values()))
+    return loss.item(), dict(zip(live, grads))
+
+
+def train(model_path, data_dir, schedule, hp, microbatch, microbatches, replicas,
+          steps):
+    """Train as pdc would; return (final weights as numpy dict, per-step losses)."""
+    if schedule not in SCHEDULES:
+        raise ValueError(f"unknown schedule {schedule}")
+    torch.manual_seed(0)
+    module = OnnxModule(model_path)
+    data = load_data(data_dir, module.input_names)
+    weights = {n: module.params[n].clone() for n in module.trainable()}
+    optimizer = make_optimizer(list(weights.values()), hp)
+    previous = {n: w.clone() for n, w in weights.items()}   # W(t-1); W(-1) = W(0)
+    losses = []
+    for step in range(steps):
+        batch = step_microbatches(data, step, microbatch, microbatches * replicas)
+        at = previous if schedule == "2bw" else weights
+        loss, grads = gradient(module, at, batch)
+        losses.append(loss)
+        previous = {n: w.clone() for n, w in weights.items()}
+        for name, w in weights.items():
+            w.grad = grads[name]
+        optimizer.step()
+    final = {n: t.numpy() for n, t in module.params.items()}
+    final.update({n: w.detach().numpy() for n, w in weights.items()})
+    return final, losses
+
+
+# ----------------------------------------------------------------------------
+# Self-test of the oracle (identities that must hold whatever pdc does)
+# ----------------------------------------------------------------------------
+
+def max_relative_error(a, b):
+    """Max over tensors of max|a-b| / (max|b| + 1e-12); a and b share keys."""
+    return max(float(np.max(np.abs(a[k] - b[k])) / (np.max(np.abs(b[k])) + 1e-12))
+               for k in b)
+
+
+def manual_sgd(args, steps, delay):
+    """Plain SGD written out by hand, independent of train(): one backward over
+    the whole global batch, gradient taken at W(max(t - delay, 0)), applied to W(t)."""
+    module = OnnxModule(args.model)
+    data = load_data(args.data, module.input_names)
+    global_batch = args.microbatch * args.microbatches * args.replicas
+    history = [{n: module.params[n].clone() for n in module.trainable()}]
+    for step in range(steps):
+        batch = step_microbatches(data, step, global_batch, 1)[0]
+        live = {n: w.clone().requires_grad_(True)
+                for n, w in history[max(step - delay, 0)].items()}
+        module.loss(live, batch).backward()
+        history.append({n: history[-1][n] - args.lr * w.grad for n, w in live.items()})
+    return {n: w.numpy() for n, w in history[-1].items()}
+
+
+def self_test(args):
+    """Check the oracle's own identities; return the list of failures."""
+    hp = hyperparameters(args)
+
+    def run(schedule, steps, **overrides):
+        return train(args.model, args.data, schedule, {**hp, **overrides},
+                     args.microbatch, args.microbatches, args.replicas, steps)[0]
+
+    init = {n: t.numpy() for n, t in OnnxModule(args.model).params.items()}
+    sgd = dict(optimizer="sgd", weight_decay=0.0)
+    checks = [
+        ("2bw with lr=0 keeps the initial weights",
+         max_relative_error(run("2bw", 3, lr=0.0), init) == 0.0),
+        ("flush, 3 steps = hand-written SGD",
+         max_relative_error(run("flush", 3, **sgd), manual_sgd(args, 3, 0)) < 1e-5),
+        ("2bw, 3 steps = hand-written SGD with a one-step delay",
+         max_relative_error(run("2bw", 3, **sgd), manual_sgd(args, 3, 1)) < 1e-5),
+        ("2bw step 1 = flush step 1 (W(-1) = W(0))",
+         max_relative_error(run("2bw", 1), run("flush", 1)) == 0.0),
+        ("2bw step 2 != flush step 2",
+         max_relative_error(run("2bw", 2), run("flush", 2)) > 1e-4),
+    ]
+    failures = []
+    for text, ok in checks:
+        print(f"{'ok  ' if ok else 'FAIL'} {text}")
+        if not ok:
+            failures.append(text)
+    return failures
+
+
+# ----------------------------------------------------------------------------
+# Command line
+# ----------------------------------------------------------------------------
+
+def add_training_args(p):
+    """Add the schedule/optimizer/batch arguments shared with check_training."""
+    p.add_argument("--model", required=True, help="ONNX model (forward + loss)")
+    p.add_argument("--data", required=True, help="dir with NAME.npy per graph input")
+    p.add_argument("--schedule", choices=SCHEDULES, default="2bw")
+    p.add_argument("--optimizer", choices=OPTIMIZERS, default="sgd")
+    p.add_argument("--lr", type=float, default=0.05)
+    p.add_argument("--momentum", type=float, default=0.9)
+    p.add_argument("--beta1", type=float, default=0.9)
+    p.add_argument("--beta2", type=float, default=0.999)
+    p.add_argument("--eps", type=float, default=1e-8)
+    p.add_argument("--weight-decay", type=float, default=0.0)
+    p.add_argument("--microbatch", type=int, required=True, help="b")
+    p.add_argument("--microbatches", type=int, required=True, help="m")
+    p.add_argument("--replicas", type=int, default=1, help="W")
+    p.add_argument("--steps", type=int, default=10)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_training_args(p)
+    p.add_argument("--out", help="write the final weights to this .npz")
+    p.add_argument("--self-test", action="store_true",
+                   help="check the oracle's identities instead of training")
+    args = p.parse_args()
+    if args.self_test:
+        failures = self_test(args)
+        print("FAIL" if failures else "PASS")
+        return 1 if failures else 0
+    weights, losses = train(args.model, args.data, args.schedule, hyperparameters(args),
+                            args.microbatch, args.microbatches, args.replicas,
+                            args.steps)
+    for step, loss in enumerate(losses):
+        print(f"step {step + 1} loss {loss:.6f}")
+    if args.out:
+        np.savez(args.out, **weights)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

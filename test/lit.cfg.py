@@ -1,0 +1,32 @@
+# lit configuration of the pdc regression tests.
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "PD"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".onnxtext", ".test", ".py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.pd_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "lib",
+                   "Unit", "helpers"]
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(["pd-opt", "pdc"], [config.pd_tools_dir])
+
+# Debian's python3 sees python3-onnx and python3-torch; the pyenv one does not.
+config.substitutions.append(("%python", "/usr/bin/python3"))
+config.substitutions.append(("%srcroot", config.pd_src_root))
+config.substitutions.append(("%helpers", os.path.join(config.pd_src_root, "test", "helpers")))
+config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+config.environment["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+config.environment["OPENBLAS_NUM_THREADS"] = "1"
+config.environment["OMP_NUM_THREADS"] = "1"
+
+# GPU features are set only when detected, so CI without a GPU stays green.
+if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
+    config.available_features.add("cuda")
