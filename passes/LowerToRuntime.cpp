@@ -339,7 +339,8 @@ void LowerToRuntimePass::runOnOperation() {
   auto fwd = module.lookupSymbol<func::FuncOp>(prefix + "_forward");
   auto bwd = module.lookupSymbol<func::FuncOp>(prefix + "_backward");
   if (!fwd || !bwd) {
-    module.emitError("pd-lower-to-runtime: no functions of stage ") << stage;
+    module.emitError("pd-lower-to-runtime: no functions of stage ")
+                      << int64_t(stage);
     return signalPassFailure();
   }
   OpBuilder b(module.getContext());

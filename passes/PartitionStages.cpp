@@ -10,6 +10,8 @@
 #include "dialects/PD/IR/PDOps.h"
 #include "passes/Passes.h"
 
+#include <set>
+
 namespace mlir::pd {
 #define GEN_PASS_DEF_PARTITIONSTAGESPASS
 #include "passes/Passes.h.inc"
@@ -118,7 +120,8 @@ void PartitionStagesPass::runOnOperation() {
     }
   if (numStages < 1 || static_cast<int64_t>(heavy.size()) < numStages) {
     func.emitError("pd-partition-stages: cannot split ")
-        << heavy.size() << " compute ops into " << numStages << " stages";
+        << heavy.size() << " compute ops into " << int64_t(numStages)
+        << " stages";
     return signalPassFailure();
   }
   SmallVector<int64_t> group = balancedSplit(heavyCost, numStages);
@@ -130,21 +133,18 @@ void PartitionStagesPass::runOnOperation() {
   for (Operation &op : body.without_terminator()) {
     if (!op.hasAttr(kOpIdAttr) || op.getNumOperands() > 0)
       continue;
-    std::optional<int64_t> stage;
-    for (Operation *user : op.getUsers()) {
-      if (!user->hasAttr(kOpIdAttr))
-        continue;
-      int64_t s = stageOfId[getInt(user, kOpIdAttr)];
-      if (stage && *stage != s && isa<ParamRefOp>(op)) {
-        op.emitError("pd-partition-stages: parameter ")
-            << cast<ParamRefOp>(op).getParamAttr() << " is used on stages "
-            << *stage << " and " << s
-            << "; parameters shared across stages are not supported";
-        return signalPassFailure();
-      }
-      stage = stage ? std::min(*stage, s) : s;
+    std::set<int64_t> stages;
+    for (Operation *user : op.getUsers())
+      if (user->hasAttr(kOpIdAttr))
+        stages.insert(stageOfId[getInt(user, kOpIdAttr)]);
+    if (stages.size() > 1 && isa<ParamRefOp>(op)) {
+      op.emitError("pd-partition-stages: parameter ")
+          << cast<ParamRefOp>(op).getParamAttr() << " is used on stages "
+          << *stages.begin() << " and " << *stages.rbegin()
+          << "; parameters shared across stages are not supported";
+      return signalPassFailure();
     }
-    stageOfId[getInt(&op, kOpIdAttr)] = stage.value_or(0);
+    stageOfId[getInt(&op, kOpIdAttr)] = stages.empty() ? 0 : *stages.begin();
   }
 
   for (Operation &op : body.without_terminator()) {

@@ -1,0 +1,64 @@
+//===- StageInfo.h - What one buffer-assigned stage holds -------*- C++ -*-===//
+//
+// The facts about one pipeline stage that the stage manifest and plan.json
+// report, read from a module after pd-allocate-buffers: region sizes,
+// parameters and their offsets, graph inputs, channels and FLOPs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PD_CODEGEN_STAGEINFO_H
+#define PD_CODEGEN_STAGEINFO_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::pd {
+
+/// Byte sizes of a stage's arena regions (docs/stage-manifest.md).
+struct StageRegions {
+  int64_t weights = 0, weightVersions = 1, grads = 0, optimizer = 0,
+          stashSlot = 0, stashSlots = 1, workspace = 0, comm = 0;
+  /// The whole arena: what the runtime allocates for this stage.
+  int64_t total() const {
+    return weights * weightVersions + grads + optimizer +
+           stashSlot * stashSlots + workspace + comm;
+  }
+};
+
+struct StageParam {
+  std::string name; ///< ONNX initializer name.
+  std::vector<int64_t> shape;
+  int64_t offset = 0, gradOffset = 0, optimizerOffset = 0;
+};
+
+struct StageInput {
+  int64_t index = 0;
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  int64_t classes = 0; ///< Label range when the input feeds a loss.
+};
+
+struct StageChannel {
+  int64_t id = 0, peer = 0, bytes = 0;
+  bool send = false, forward = true;
+};
+
+struct StageInfo {
+  int64_t stage = 0;
+  StageRegions regions;
+  std::vector<StageParam> params;
+  std::vector<StageInput> inputs;
+  std::vector<StageChannel> channels;
+  bool loss = false;
+  int64_t forwardFlops = 0, backwardFlops = 0;
+};
+
+/// Reads stage `stage` of a module that went through pd-allocate-buffers.
+FailureOr<StageInfo> collectStageInfo(ModuleOp module, int64_t stage);
+
+} // namespace mlir::pd
+
+#endif // PD_CODEGEN_STAGEINFO_H

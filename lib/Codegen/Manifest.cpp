@@ -1,0 +1,148 @@
+//===- Manifest.cpp - Stage manifest and plan.json documents ----*- C++ -*-===//
+//
+// Writes the JSON a stage executable embeds (docs/stage-manifest.md) and the
+// plan directory's plan.json, including the predicted step time from the
+// stages' FLOPs and the device's compute rate.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pd/Codegen/Codegen.h"
+
+using namespace mlir;
+using namespace mlir::pd;
+namespace json = llvm::json;
+
+static json::Array toArray(const std::vector<int64_t> &values) {
+  json::Array array;
+  for (int64_t v : values)
+    array.push_back(v);
+  return array;
+}
+
+static json::Object optimizerJson(const CompilerOptions &o) {
+  return json::Object{{"name", o.optimizer},   {"lr", o.lr},
+                      {"momentum", o.momentum}, {"beta1", o.beta1},
+                      {"beta2", o.beta2},       {"eps", o.eps},
+                      {"weight_decay", o.weightDecay}};
+}
+
+static json::Object regionsJson(const StageRegions &r) {
+  return json::Object{{"weights", r.weights},
+                      {"weight_versions", r.weightVersions},
+                      {"grads", r.grads},
+                      {"optimizer", r.optimizer},
+                      {"stash_slot", r.stashSlot},
+                      {"stash_slots", r.stashSlots},
+                      {"workspace", r.workspace},
+                      {"comm", r.comm}};
+}
+
+std::string mlir::pd::buildStageManifest(const StageInfo &info,
+                                         const CompilerOptions &o) {
+  json::Array params, inputs, channels;
+  for (const StageParam &p : info.params)
+    params.push_back(json::Object{{"name", p.name},
+                                  {"shape", toArray(p.shape)},
+                                  {"offset", p.offset},
+                                  {"grad_offset", p.gradOffset},
+                                  {"optimizer_offset", p.optimizerOffset}});
+  for (const StageInput &in : info.inputs)
+    inputs.push_back(json::Object{{"index", in.index},
+                                  {"name", in.name},
+                                  {"dtype", in.dtype},
+                                  {"shape", toArray(in.shape)},
+                                  {"classes", in.classes}});
+  for (const StageChannel &c : info.channels)
+    channels.push_back(
+        json::Object{{"id", c.id},
+                     {"peer", c.peer},
+                     {"direction", c.send ? "send" : "recv"},
+                     {"phase", c.forward ? "forward" : "backward"},
+                     {"bytes", c.bytes}});
+  json::Object manifest{{"format", "pdc-stage-manifest"},
+                        {"version", 1},
+                        {"stage", info.stage},
+                        {"stages", o.stages},
+                        {"replicas", o.replicas},
+                        {"schedule", o.schedule},
+                        {"microbatch", o.microbatch},
+                        {"microbatches", o.microbatches},
+                        {"optimizer", optimizerJson(o)},
+                        {"model", o.modelPath},
+                        {"regions", regionsJson(info.regions)},
+                        {"params", std::move(params)},
+                        {"inputs", std::move(inputs)},
+                        {"channels", std::move(channels)},
+                        {"loss", info.loss}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << json::Value(std::move(manifest));
+  return text;
+}
+
+/// Sustained FLOP/s of one device of `spec` (fp32; CPU: one core with
+/// OpenBLAS, measured in docs/TOOLCHAIN; GPUs: the paper's achieved rates).
+static double deviceFlopsPerSecond(StringRef spec) {
+  return llvm::StringSwitch<double>(spec)
+      .Case("v100", 45e12)
+      .Case("a100", 120e12)
+      .Case("h100", 300e12)
+      .Default(50e9);
+}
+
+/// Step time of the pipeline: the slowest stage sets the pace; 2BW keeps
+/// the pipeline full (m slots per batch), flush and GPipe pay m + d - 1.
+static double predictStepSeconds(ArrayRef<StageInfo> stages,
+                                 const CompilerOptions &o) {
+  double rate = deviceFlopsPerSecond(o.deviceSpec), slowest = 0;
+  for (const StageInfo &s : stages)
+    slowest = std::max(slowest, (s.forwardFlops + s.backwardFlops) / rate);
+  double slots = o.schedule == "2bw" ? o.microbatches
+                                     : o.microbatches + o.stages - 1;
+  return slots * slowest;
+}
+
+json::Value mlir::pd::buildPlanJson(ArrayRef<StageInfo> stages,
+                                    const CompilerOptions &o) {
+  json::Array memory, recompute, stageOps;
+  for (const StageInfo &s : stages) {
+    const StageRegions &r = s.regions;
+    memory.push_back(json::Object{
+        {"stage", s.stage},
+        {"total", r.total()},
+        {"weights", r.weights * r.weightVersions},
+        {"grads", r.grads},
+        {"optimizer", r.optimizer},
+        {"stash", r.stashSlot * r.stashSlots},
+        {"workspace", r.workspace},
+        {"comm", r.comm}});
+    recompute.push_back(o.recompute == "full" ? "full" : "none");
+    json::Array names;
+    for (const StageParam &p : s.params)
+      names.push_back(p.name);
+    stageOps.push_back(json::Object{{"stage", s.stage},
+                                    {"params", std::move(names)},
+                                    {"forward_flops", s.forwardFlops},
+                                    {"backward_flops", s.backwardFlops}});
+  }
+  double step = predictStepSeconds(stages, o);
+  int64_t batch = o.microbatch * o.microbatches * o.replicas;
+  return json::Object{
+      {"format", "pdc-plan"},
+      {"version", 1},
+      {"model", o.modelPath},
+      {"target", o.target},
+      {"stages", o.stages},
+      {"replicas", o.replicas},
+      {"microbatch", o.microbatch},
+      {"microbatches", o.microbatches},
+      {"global_batch", batch},
+      {"schedule", o.schedule},
+      {"optimizer", optimizerJson(o)},
+      {"recompute", std::move(recompute)},
+      {"stage_ops", std::move(stageOps)},
+      {"predicted",
+       json::Object{{"step_seconds", step},
+                    {"samples_per_second", step > 0 ? batch / step : 0.0}}},
+      {"memory_bytes", std::move(memory)}};
+}

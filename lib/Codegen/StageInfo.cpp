@@ -1,0 +1,107 @@
+//===- StageInfo.cpp - Read a stage's plan from buffer-assigned IR -*- C++ -*-//
+//
+// Collects what the manifest and plan.json say about one stage from the
+// attributes pd-allocate-buffers left and the stage functions' ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pd/Codegen/StageInfo.h"
+#include "dialects/PD/IR/PDOps.h"
+
+using namespace mlir;
+using namespace mlir::pd;
+
+static int64_t intAttr(Operation *op, StringRef name) {
+  auto attr = op->getAttrOfType<IntegerAttr>(name);
+  return attr ? attr.getInt() : 0;
+}
+
+static FailureOr<StageRegions> readRegions(func::FuncOp fwd) {
+  auto dict = fwd->getAttrOfType<DictionaryAttr>("pd.regions");
+  if (!dict)
+    return fwd.emitError("stage has no pd.regions; run pd-allocate-buffers");
+  auto get = [&](StringRef key) {
+    auto v = dict.getAs<IntegerAttr>(key);
+    return v ? v.getInt() : 0;
+  };
+  StageRegions r;
+  r.weights = get("weights");
+  r.weightVersions = get("weight_versions");
+  r.grads = get("grads");
+  r.optimizer = get("optimizer");
+  r.stashSlot = get("stash_slot");
+  r.stashSlots = get("stash_slots");
+  r.workspace = get("workspace");
+  r.comm = get("comm");
+  return r;
+}
+
+static std::string dtypeOf(Type type) {
+  Type elem = cast<RankedTensorType>(type).getElementType();
+  if (elem.isF32())
+    return "float32";
+  if (elem.isInteger(64))
+    return "int64";
+  if (elem.isInteger(32))
+    return "int32";
+  return "unknown";
+}
+
+static void collectOps(func::FuncOp fn, bool forward, StageInfo &info) {
+  fn.walk([&](Operation *op) {
+    if (auto cost = dyn_cast<CostOpInterface>(op))
+      (forward ? info.forwardFlops : info.backwardFlops) += cost.getFlops();
+    if (auto in = dyn_cast<InputOp>(op)) {
+      StageInput input;
+      input.index = in.getIndex();
+      input.name = in.getName().str();
+      input.dtype = dtypeOf(in.getType());
+      auto shape = cast<RankedTensorType>(in.getType()).getShape();
+      input.shape.assign(shape.begin(), shape.end());
+      for (Operation *user : in->getUsers())
+        if (auto loss = dyn_cast<SoftmaxCrossEntropyLossOp>(user))
+          input.classes = loss.getLogits().getType().getDimSize(1);
+      info.inputs.push_back(input);
+    } else if (auto send = dyn_cast<SendOp>(op)) {
+      info.channels.push_back({send.getChannel(), send.getPeer(),
+                               getTensorBytes(send.getValue().getType()), true,
+                               forward});
+    } else if (auto recv = dyn_cast<RecvOp>(op)) {
+      info.channels.push_back({recv.getChannel(), recv.getPeer(),
+                               getTensorBytes(recv.getType()), false,
+                               forward});
+    } else if (isa<ReportLossOp>(op)) {
+      info.loss = true;
+    }
+  });
+}
+
+FailureOr<StageInfo> mlir::pd::collectStageInfo(ModuleOp module,
+                                                int64_t stage) {
+  std::string prefix = "stage" + std::to_string(stage);
+  auto fwd = module.lookupSymbol<func::FuncOp>(prefix + "_forward");
+  auto bwd = module.lookupSymbol<func::FuncOp>(prefix + "_backward");
+  if (!fwd || !bwd)
+    return module.emitError("no functions for stage ") << stage;
+  StageInfo info;
+  info.stage = stage;
+  auto regions = readRegions(fwd);
+  if (failed(regions))
+    return failure();
+  info.regions = *regions;
+  for (ParamOp param : module.getOps<ParamOp>()) {
+    if (!param->hasAttr("pd.stage") || intAttr(param, "pd.stage") != stage)
+      continue;
+    StageParam p;
+    p.name = param.getOnnxName().str();
+    auto shape = cast<RankedTensorType>(param.getType()).getShape();
+    p.shape.assign(shape.begin(), shape.end());
+    p.offset = intAttr(param, "pd.weight_offset");
+    p.gradOffset = intAttr(param, "pd.grad_offset");
+    p.optimizerOffset = intAttr(param, "pd.optimizer_offset");
+    info.params.push_back(p);
+  }
+  collectOps(fwd, /*forward=*/true, info);
+  collectOps(bwd, /*forward=*/false, info);
+  return info;
+}

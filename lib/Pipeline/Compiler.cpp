@@ -1,0 +1,169 @@
+//===- Compiler.cpp - pdc's phases after import -----------------*- C++ -*-===//
+//
+// runCompiler: resolves the plan's free choices from the options and the
+// model, runs autodiff, stage partitioning, outlining and buffer allocation
+// (stopping at --emit's phase), checks memory, and writes the plan
+// directory: one linked executable per stage, plan.json and `run`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pd/Pipeline/Compiler.h"
+#include "PlanDirectory.h"
+#include "dialects/PD/IR/PDOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "passes/Passes.h"
+#include "pd/Codegen/Codegen.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::pd;
+
+/// Fills the choices left open (0) from the model and the other options,
+/// and rejects combinations that cannot run.
+static LogicalResult resolveOptions(ModuleOp module, CompilerOptions &o) {
+  Location loc = module.getLoc();
+  if (o.target != "cpu")
+    return emitError(loc, "--target ")
+           << o.target << " is not supported by this build; use --target cpu";
+  if (o.recompute != "none")
+    return emitError(loc, "--recompute ")
+           << o.recompute << " is not supported yet; use --recompute none";
+  if (o.replicas == 0)
+    o.replicas = (o.devices && o.stages) ? o.devices / o.stages : 1;
+  if (o.stages == 0)
+    o.stages = o.devices ? std::max<int64_t>(o.devices / o.replicas, 1) : 1;
+  if (o.devices && o.devices != o.stages * o.replicas)
+    return emitError(loc, "--devices ")
+           << o.devices << " is not --stages " << o.stages
+           << " x --replicas " << o.replicas;
+  if (o.microbatches == 0)
+    o.microbatches = o.stages;
+  if (o.schedule == "2bw" && o.microbatches < o.stages)
+    return emitError(loc, "--schedule 2bw needs --microbatches (")
+           << o.microbatches << ") >= --stages (" << o.stages << ")";
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main || main.getNumArguments() == 0)
+    return emitError(loc, "the model has no graph inputs");
+  auto first = cast<RankedTensorType>(main.getArgument(0).getType());
+  o.microbatch = first.getRank() > 0 ? first.getDimSize(0) : 1;
+  if (o.modelPath.empty())
+    if (auto path = module->getAttrOfType<StringAttr>("pd.model"))
+      o.modelPath = path.str();
+  return success();
+}
+
+/// Runs `pm` and, if `phase` is the one --emit asked for, prints the module.
+static FailureOr<bool> runPhase(PassManager &pm, ModuleOp module,
+                                StringRef phase, const CompilerOptions &o,
+                                llvm::raw_ostream &out) {
+  if (failed(pm.run(module)))
+    return failure();
+  pm.clear();
+  if (o.emit != phase)
+    return false;
+  module.print(out);
+  out << "\n";
+  return true;
+}
+
+static LogicalResult checkMemory(ModuleOp module, ArrayRef<StageInfo> stages,
+                                 const CompilerOptions &o) {
+  if (o.deviceMemory <= 0)
+    return success();
+  for (const StageInfo &s : stages)
+    if (s.regions.total() > o.deviceMemory)
+      return emitError(module.getLoc(), "stage ")
+             << s.stage << " needs " << s.regions.total()
+             << " bytes, more than --device-memory " << o.deviceMemory;
+  return success();
+}
+
+static LogicalResult writeExecutables(ModuleOp module,
+                                      ArrayRef<StageInfo> stages,
+                                      const CompilerOptions &o,
+                                      PlanDirectory &dir) {
+  for (const StageInfo &s : stages) {
+    auto lowered = lowerStageToLLVM(module, s, o);
+    if (failed(lowered))
+      return failure();
+    std::string exe = (dir.path() + "/stage" + Twine(s.stage)).str();
+    std::string obj = exe + ".o";
+    if (failed(emitObjectFile(**lowered, obj)) ||
+        failed(linkStage(module.getLoc(), obj, exe)))
+      return failure();
+    llvm::sys::fs::remove(obj);
+  }
+  return writeLauncher(module.getLoc(), dir.path(), o);
+}
+
+static LogicalResult emitLLVM(ModuleOp module, ArrayRef<StageInfo> stages,
+                              const CompilerOptions &o, llvm::raw_ostream &out) {
+  for (const StageInfo &s : stages) {
+    auto lowered = lowerStageToLLVM(module, s, o);
+    if (failed(lowered))
+      return failure();
+    out << "; ---- stage " << s.stage << " ----\n";
+    if (failed(printLLVMIR(**lowered, out)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult mlir::pd::runCompiler(ModuleOp module,
+                                    const CompilerOptions &options,
+                                    llvm::raw_ostream &out) {
+  CompilerOptions o = options;
+  if (failed(resolveOptions(module, o)))
+    return failure();
+  PassManager pm(module.getContext());
+  pm.addPass(createAutodiffPass());
+  FailureOr<bool> done = runPhase(pm, module, "mlir-grad", o, out);
+  if (failed(done) || *done)
+    return done;
+
+  PartitionStagesPassOptions partition;
+  partition.numStages = o.stages;
+  pm.addPass(createPartitionStagesPass(partition));
+  pm.addPass(createOutlineStagesPass());
+  done = runPhase(pm, module, "mlir-stages", o, out);
+  if (failed(done) || *done)
+    return done;
+
+  AllocateBuffersPassOptions buffers;
+  buffers.schedule = o.schedule;
+  buffers.microbatches = o.microbatches;
+  buffers.optimizer = o.optimizer;
+  pm.addPass(createAllocateBuffersPass(buffers));
+  done = runPhase(pm, module, "mlir-buffers", o, out);
+  if (failed(done) || *done)
+    return done;
+
+  SmallVector<StageInfo> stages;
+  for (int64_t s = 0; s < o.stages; ++s) {
+    auto info = collectStageInfo(module, s);
+    if (failed(info))
+      return failure();
+    stages.push_back(*info);
+  }
+  if (failed(checkMemory(module, stages, o)))
+    return failure();
+  std::string plan;
+  llvm::raw_string_ostream planOs(plan);
+  planOs << llvm::formatv("{0:2}", buildPlanJson(stages, o)) << "\n";
+  if (o.emit == "plan") {
+    out << plan;
+    return success();
+  }
+  if (o.emit == "llvm")
+    return emitLLVM(module, stages, o, out);
+  if (!o.emit.empty())
+    return emitError(module.getLoc(), "unknown --emit phase '") << o.emit << "'";
+
+  auto dir = PlanDirectory::create(module.getLoc(), o.outputDir);
+  if (failed(dir) || failed(dir->writeFile("plan.json", plan)))
+    return failure();
+  if (!o.planOnly && failed(writeExecutables(module, stages, o, *dir)))
+    return failure();
+  return dir->commit();
+}
