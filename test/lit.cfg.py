@@ -18,7 +18,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["pd-opt", "pdc"], [config.pd_tools_dir])
 
 # Debian's python3 sees python3-onnx and python3-torch; the pyenv one does not.
-config.substitutions.append(("%python", "/usr/bin/python3"))
+config.substitutions.insert(0, ("%python", "/usr/bin/python3"))
 config.substitutions.append(("%srcroot", config.pd_src_root))
 config.substitutions.append(("%helpers", os.path.join(config.pd_src_root, "test", "helpers")))
 config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"

@@ -153,8 +153,8 @@ private:
 /// Creates `op` of broadcast-binary type from two f32 operands, computing
 /// the numpy broadcast result shape; errors name both tensors.
 FailureOr<Value> buildBroadcastBinary(NodeBinder &b, StringRef opName,
-                                      Value lhs, Value rhs,
-                                      StringRef lhsName, StringRef rhsName);
+                                      Value lhs, Value rhs, StringRef lhsName,
+                                      StringRef rhsName);
 
 //===----------------------------------------------------------------------===//
 // GraphImporter
@@ -170,8 +170,9 @@ public:
   FailureOr<OwningOpRef<ModuleOp>> run();
 
   /// Resolves an ONNX value name, materialising initializers lazily at the
-  /// builder's insertion point with location `loc` (the first user). Fails (through `emitError`) when the name is
-  /// undefined or its constant data cannot be read.
+  /// builder's insertion point with location `loc` (the first user). Fails
+  /// (through `emitError`) when the name is undefined or its constant data
+  /// cannot be read.
   FailureOr<ONNXValue> lookup(StringRef name, Location loc,
                               function_ref<InFlightDiagnostic()> emitError);
   /// Binds an ONNX value name.

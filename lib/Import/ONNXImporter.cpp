@@ -76,6 +76,10 @@ LogicalResult GraphImporter::importInitializers(ModuleOp module,
   SymbolTable symbols(module);
   for (const auto &init : model.graph().initializer()) {
     SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
+    if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+      return emitError(fileLoc())
+             << "initializer '" << init.name() << "' has a negative dimension "
+             << shapeString(shape);
     if (init.data_type() == onnx::TensorProto::INT64 ||
         init.data_type() == onnx::TensorProto::INT32) {
       constantInitializers[init.name()] = &init;
@@ -218,9 +222,9 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node) {
   if (it == handlers.end())
     return binder.emitError() << "unsupported operator";
   if (opset < it->second.sinceVersion)
-    return binder.emitError() << "supported from opset "
-                              << it->second.sinceVersion
-                              << ", the model uses opset " << opset;
+    return binder.emitError()
+           << "supported from opset " << it->second.sinceVersion
+           << ", the model uses opset " << opset;
   return it->second.fn(binder);
 }
 
@@ -251,11 +255,12 @@ LogicalResult GraphImporter::importReturn(func::FuncOp main) {
            << shapeString(value->shape())
            << "); export the model with its loss or pass --loss";
   if (!type.getElementType().isF32())
-    return emitError(fileLoc()) << what << " is not a scalar loss (element type "
-                                << type.getElementType() << ", expected f32)";
+    return emitError(fileLoc())
+           << what << " is not a scalar loss (element type "
+           << type.getElementType() << ", expected f32)";
   builder.create<func::ReturnOp>(loc, value->value);
-  main.setFunctionType(builder.getFunctionType(
-      main.getFunctionType().getInputs(), {type}));
+  main.setFunctionType(
+      builder.getFunctionType(main.getFunctionType().getInputs(), {type}));
   return success();
 }
 
@@ -316,8 +321,8 @@ ParseResult NodeBinder::rawOperand(ONNXValue &value, unsigned i) {
     emitError() << "missing required input " << i;
     return failure();
   }
-  auto result = importer.lookup(inputName(i), location,
-                                [&]() { return emitError(); });
+  auto result =
+      importer.lookup(inputName(i), location, [&]() { return emitError(); });
   if (failed(result))
     return failure();
   value = *result;
@@ -368,9 +373,9 @@ const onnx::AttributeProto *NodeBinder::findAttr(StringRef name) const {
   return nullptr;
 }
 
-ParseResult
-NodeBinder::attrOfType(const onnx::AttributeProto *&attr, StringRef name,
-                       onnx::AttributeProto::AttributeType type) {
+ParseResult NodeBinder::attrOfType(const onnx::AttributeProto *&attr,
+                                   StringRef name,
+                                   onnx::AttributeProto::AttributeType type) {
   attr = findAttr(name);
   if (!attr || attr->type() == type)
     return success();
@@ -406,8 +411,7 @@ ParseResult NodeBinder::attr(std::string &value, StringRef name,
   return success();
 }
 
-ParseResult NodeBinder::attr(SmallVectorImpl<int64_t> &value,
-                             StringRef name) {
+ParseResult NodeBinder::attr(SmallVectorImpl<int64_t> &value, StringRef name) {
   const onnx::AttributeProto *attr;
   if (attrOfType(attr, name, onnx::AttributeProto::INTS))
     return failure();
@@ -471,6 +475,7 @@ mlir::pd::importONNXFile(StringRef path, MLIRContext &ctx,
                           << "protobuf data is truncated or malformed";
   if (!model.has_graph() || model.opset_import_size() == 0)
     return emitError(loc) << "'" << path << "' is not an ONNX model: it has "
-                          << (model.has_graph() ? "no opset_import" : "no graph");
+                          << (model.has_graph() ? "no opset_import"
+                                                : "no graph");
   return detail::GraphImporter(ctx, model, absPath, opts).run();
 }

@@ -29,8 +29,8 @@ static LogicalResult checkLabels(NodeBinder &b, Value logits, Value labels) {
   if (labelsType.getRank() != 1 ||
       labelsType.getDimSize(0) != logitsType.getDimSize(0))
     return b.emitError() << "labels '" << b.inputName(1) << "' have shape "
-                         << shapeString(labelsType.getShape())
-                         << ", expected [" << logitsType.getDimSize(0) << "]";
+                         << shapeString(labelsType.getShape()) << ", expected ["
+                         << logitsType.getDimSize(0) << "]";
   return success();
 }
 

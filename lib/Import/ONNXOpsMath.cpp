@@ -1,4 +1,5 @@
-//===- ONNXOpsMath.cpp - MatMul, Gemm and elementwise arithmetic -*- C++ -*-===//
+//===- ONNXOpsMath.cpp - MatMul, Gemm and elementwise arithmetic -*- C++
+//-*-===//
 //
 // Handlers for the ONNX math family: MatMul and Gemm become pd.matmul (with
 // pending 2-D transposes folded into its transpose flags), Add/Sub/Mul the
@@ -17,9 +18,11 @@ using namespace mlir::pd::detail;
 //===----------------------------------------------------------------------===//
 
 /// Creates a broadcast-binary pd op by name with the broadcast result type.
-FailureOr<Value> mlir::pd::detail::buildBroadcastBinary(
-    NodeBinder &b, StringRef opName, Value lhs, Value rhs, StringRef lhsName,
-    StringRef rhsName) {
+FailureOr<Value> mlir::pd::detail::buildBroadcastBinary(NodeBinder &b,
+                                                        StringRef opName,
+                                                        Value lhs, Value rhs,
+                                                        StringRef lhsName,
+                                                        StringRef rhsName) {
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
   auto shape = broadcastShapes(lhsType.getShape(), rhsType.getShape());
@@ -49,8 +52,8 @@ struct MatrixOperand {
 
 /// Binds input `i` as a 2-D f32 matrix, folding a pending Transpose and the
 /// node's own transpose attribute (`trans`) into one flag.
-static ParseResult matrixOperand(NodeBinder &b, MatrixOperand &out,
-                                 unsigned i, bool trans) {
+static ParseResult matrixOperand(NodeBinder &b, MatrixOperand &out, unsigned i,
+                                 bool trans) {
   ONNXValue raw;
   if (b.rawOperand(raw, i))
     return failure();
@@ -76,17 +79,17 @@ static FailureOr<Value> buildMatMul(NodeBinder &b, const MatrixOperand &lhs,
   auto [m, k] = lhs.dims();
   auto [k2, n] = rhs.dims();
   if (k != k2)
-    return b.emitError() << "inner dimensions of '" << b.inputName(0)
-                         << "' " << shapeString({m, k}) << " and '"
-                         << b.inputName(1) << "' " << shapeString({k2, n})
-                         << " differ";
+    return b.emitError() << "inner dimensions of '" << b.inputName(0) << "' "
+                         << shapeString({m, k}) << " and '" << b.inputName(1)
+                         << "' " << shapeString({k2, n}) << " differ";
   auto type = RankedTensorType::get({m, n}, b.builder().getF32Type());
   OpBuilder &builder = b.builder();
   UnitAttr unit = builder.getUnitAttr();
-  FloatAttr alphaAttr = alpha != 1.0f ? builder.getF32FloatAttr(alpha) : nullptr;
-  auto op = builder.create<MatMulOp>(
-      b.loc(), type, lhs.value, rhs.value, lhs.transpose ? unit : nullptr,
-      rhs.transpose ? unit : nullptr, alphaAttr);
+  FloatAttr alphaAttr =
+      alpha != 1.0f ? builder.getF32FloatAttr(alpha) : nullptr;
+  auto op = builder.create<MatMulOp>(b.loc(), type, lhs.value, rhs.value,
+                                     lhs.transpose ? unit : nullptr,
+                                     rhs.transpose ? unit : nullptr, alphaAttr);
   return op.getResult();
 }
 

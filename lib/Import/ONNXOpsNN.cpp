@@ -12,8 +12,7 @@ using namespace mlir::pd;
 using namespace mlir::pd::detail;
 
 /// An f32 elementwise unary op whose result type is its operand's.
-template <typename OpTy>
-static LogicalResult importUnary(NodeBinder &b) {
+template <typename OpTy> static LogicalResult importUnary(NodeBinder &b) {
   Value input;
   if (b.expectOutputs(1) || b.f32Operand(input, 0))
     return failure();

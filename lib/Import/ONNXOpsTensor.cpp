@@ -30,8 +30,8 @@ static LogicalResult importTranspose(NodeBinder &b) {
     return failure();
   SmallVector<int64_t> shape = input.shape();
   bool identity = perm.size() == 2 && perm[0] == 0 && perm[1] == 1;
-  bool swap = shape.size() == 2 &&
-              (perm.empty() || (perm.size() == 2 && perm[0] == 1));
+  bool swap =
+      shape.size() == 2 && (perm.empty() || (perm.size() == 2 && perm[0] == 1));
   if (shape.size() < 2 && perm.size() <= 1)
     identity = true;
   if (!identity && !swap)
@@ -56,6 +56,9 @@ static FailureOr<DenseElementsAttr> constantValue(NodeBinder &b) {
                            << dataTypeName(tensor.data_type())
                            << " is unsupported";
     SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+    if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+      return b.emitError() << "constant has a negative dimension "
+                           << shapeString(shape);
     return readTensorData(tensor, RankedTensorType::get(shape, elementType),
                           emitError);
   }
@@ -67,14 +70,14 @@ static FailureOr<DenseElementsAttr> constantValue(NodeBinder &b) {
         RankedTensorType::get({}, builder.getI64Type()), attr->i());
   if (const onnx::AttributeProto *attr = b.findAttr("value_floats")) {
     SmallVector<float> data(attr->floats().begin(), attr->floats().end());
-    auto type = RankedTensorType::get({(int64_t)data.size()},
-                                      builder.getF32Type());
+    auto type =
+        RankedTensorType::get({(int64_t)data.size()}, builder.getF32Type());
     return DenseElementsAttr::get(type, ArrayRef<float>(data));
   }
   if (const onnx::AttributeProto *attr = b.findAttr("value_ints")) {
     SmallVector<int64_t> data(attr->ints().begin(), attr->ints().end());
-    auto type = RankedTensorType::get({(int64_t)data.size()},
-                                      builder.getI64Type());
+    auto type =
+        RankedTensorType::get({(int64_t)data.size()}, builder.getI64Type());
     return DenseElementsAttr::get(type, ArrayRef<int64_t>(data));
   }
   return b.emitError() << "only numeric constants (value, value_float(s), "

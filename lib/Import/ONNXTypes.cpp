@@ -13,8 +13,7 @@
 using namespace mlir;
 using namespace mlir::pd::detail;
 
-Type mlir::pd::detail::convertElementType(int32_t dataType,
-                                          MLIRContext *ctx) {
+Type mlir::pd::detail::convertElementType(int32_t dataType, MLIRContext *ctx) {
   switch (dataType) {
   case onnx::TensorProto::FLOAT:
     return Float32Type::get(ctx);
@@ -68,8 +67,8 @@ static SmallVector<T> decodeRaw(const std::string &raw, int64_t count) {
 /// Reads typed elements from raw_data if present, else from `field`.
 template <typename T, typename Field>
 static FailureOr<SmallVector<T>>
-readElements(const onnx::TensorProto &tensor, const Field &field,
-             int64_t count, function_ref<InFlightDiagnostic()> emitError) {
+readElements(const onnx::TensorProto &tensor, const Field &field, int64_t count,
+             function_ref<InFlightDiagnostic()> emitError) {
   if (tensor.has_raw_data()) {
     if (static_cast<int64_t>(tensor.raw_data().size()) !=
         count * static_cast<int64_t>(sizeof(T)))
@@ -85,9 +84,10 @@ readElements(const onnx::TensorProto &tensor, const Field &field,
   return SmallVector<T>(field.begin(), field.end());
 }
 
-FailureOr<DenseElementsAttr> mlir::pd::detail::readTensorData(
-    const onnx::TensorProto &tensor, RankedTensorType type,
-    function_ref<InFlightDiagnostic()> emitError) {
+FailureOr<DenseElementsAttr>
+mlir::pd::detail::readTensorData(const onnx::TensorProto &tensor,
+                                 RankedTensorType type,
+                                 function_ref<InFlightDiagnostic()> emitError) {
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     return emitError() << "constant tensor '" << tensor.name()
                        << "' stores its data externally; only float "
@@ -95,22 +95,22 @@ FailureOr<DenseElementsAttr> mlir::pd::detail::readTensorData(
   int64_t count = type.getNumElements();
   switch (tensor.data_type()) {
   case onnx::TensorProto::FLOAT: {
-    auto data = readElements<float>(tensor, tensor.float_data(), count,
-                                     emitError);
+    auto data =
+        readElements<float>(tensor, tensor.float_data(), count, emitError);
     if (failed(data))
       return failure();
     return DenseElementsAttr::get(type, ArrayRef<float>(*data));
   }
   case onnx::TensorProto::INT64: {
-    auto data = readElements<int64_t>(tensor, tensor.int64_data(), count,
-                                      emitError);
+    auto data =
+        readElements<int64_t>(tensor, tensor.int64_data(), count, emitError);
     if (failed(data))
       return failure();
     return DenseElementsAttr::get(type, ArrayRef<int64_t>(*data));
   }
   case onnx::TensorProto::INT32: {
-    auto data = readElements<int32_t>(tensor, tensor.int32_data(), count,
-                                      emitError);
+    auto data =
+        readElements<int32_t>(tensor, tensor.int32_data(), count, emitError);
     if (failed(data))
       return failure();
     return DenseElementsAttr::get(type, ArrayRef<int32_t>(*data));

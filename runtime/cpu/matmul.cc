@@ -2,13 +2,29 @@
 //
 // C[m,n] = alpha * op(A) * op(B) + beta * C with one row-major cblas_sgemm.
 // Degenerate shapes (k == 0) are handled here, since BLAS leading-dimension
-// rules reject zero-sized operands.
+// rules reject zero-sized operands. Also sizes OpenBLAS's thread pool so the
+// ranks sharing a machine do not oversubscribe its cores.
 //
 //===----------------------------------------------------------------------===//
 
 #include "exec/context.h"
 
 #include <cblas.h>
+
+#include <cstdlib>
+#include <thread>
+
+namespace pdrt {
+
+void setBlasThreads(int localRanks) {
+  if (std::getenv("OPENBLAS_NUM_THREADS") || std::getenv("OMP_NUM_THREADS"))
+    return; // The user chose.
+  int cores = (int)std::thread::hardware_concurrency();
+  int threads = cores / (localRanks > 0 ? localRanks : 1);
+  openblas_set_num_threads(threads > 0 ? threads : 1);
+}
+
+} // namespace pdrt
 
 extern "C" void pdrt_matmul(pdrt_ctx *ctx, const float *a, const float *b,
                             float *c, int64_t m, int64_t n, int64_t k,

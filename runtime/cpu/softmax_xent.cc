@@ -2,7 +2,8 @@
 //
 // Rows with label == ignore_index do not count; the loss is the mean over
 // the counted rows of lse(row) - row[label] (pdrt_numerics.h). A label
-// outside [0, c) is a data error naming the row and microbatch.
+// outside [0, c) is a data error naming the row (the executor adds which
+// microbatch and step).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,11 +21,10 @@ bool countRows(pdrt_ctx *ctx, const int64_t *labels, int64_t n, int64_t c,
     if (labels[r] == ignore)
       continue;
     if (labels[r] < 0 || labels[r] >= c) {
-      pdrt::setError(ctx, pdrt::format(
-                              "label %lld out of range [0, %lld) in row %lld of "
-                              "microbatch %lld",
-                              (long long)labels[r], (long long)c, (long long)r,
-                              (long long)(ctx ? ctx->microbatch : 0)));
+      pdrt::setError(ctx, pdrt::format("label %lld out of range [0, %lld) in row "
+                                       "%lld of the microbatch",
+                                       (long long)labels[r], (long long)c,
+                                       (long long)r));
       return false;
     }
     ++*counted;

@@ -8,7 +8,9 @@
 
 #include "executor.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <cstdlib>
 
 namespace pdrt {
@@ -78,11 +80,13 @@ Status parseArgs(const std::vector<std::string> &args, RunOptions *out) {
       o.printMemory = true;
       continue;
     }
+    static const char *const kValued[] = {"--model", "--steps", "--lr", "--seed",
+                                          "--log-every", "--data", "--save-onnx"};
+    if (std::find(std::begin(kValued), std::end(kValued), flag) == std::end(kValued))
+      return Status::error(format("unknown argument '%s'", flag.c_str()));
     if (!hasValue) {
-      if (i + 1 >= args.size() || flag.compare(0, 2, "--") != 0)
-        return Status::error(format("argument '%s' %s", flag.c_str(),
-                                    flag.compare(0, 2, "--") ? "is not an option"
-                                                             : "needs a value"));
+      if (i + 1 >= args.size())
+        return Status::error(format("argument '%s' needs a value", flag.c_str()));
       value = args[++i];
     }
     PDRT_RETURN_IF_ERROR(parseFlag(flag, value, &o));

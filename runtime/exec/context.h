@@ -40,6 +40,10 @@ namespace pdrt {
 /// called outside a stage, e.g. from tests) only prints the message.
 void setError(pdrt_ctx *ctx, const std::string &message);
 
+/// Gives OpenBLAS cores / localRanks threads unless OPENBLAS_NUM_THREADS or
+/// OMP_NUM_THREADS is set (runtime/cpu/matmul.cc).
+void setBlasThreads(int localRanks);
+
 /// True when ctx carries an error (kernels then skip their work).
 inline bool hasError(const pdrt_ctx *ctx) { return ctx && ctx->failed; }
 

@@ -200,6 +200,8 @@ void DataSource::read(const InputInfo &in, int64_t first, int64_t rows,
       synthesizeRow(in, seed_, first + r, out);
       continue;
     }
+    if (which >= arrays_.size())
+      return; // Not an input of this manifest (callers pass manifest inputs).
     const NpyArray &a = arrays_[which];
     int64_t sample = (first + r) % a.shape[0];
     std::memcpy(out, a.data.data() + sample * rowBytes, rowBytes);

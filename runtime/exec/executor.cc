@@ -81,6 +81,7 @@ private:
   std::unique_ptr<char, FreeDeleter> arena_;
   int newestVersion_ = 0;
   std::chrono::steady_clock::time_point lastLog_;
+  int64_t lastLoggedStep_ = 0;
 };
 
 Status Executor::allocate() {
@@ -121,6 +122,14 @@ Status Executor::setup() {
   int rc = MPI_Comm_split(MPI_COMM_WORLD, m_.stage, replica_, &ctx_.replicaComm);
   if (rc != MPI_SUCCESS)
     return Status::error(mpiErrorString("MPI_Comm_split of the replicas", rc));
+  MPI_Comm local;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL,
+                          &local) == MPI_SUCCESS) {
+    int localRanks = 1;
+    MPI_Comm_size(local, &localRanks);
+    setBlasThreads(localRanks);
+    MPI_Comm_free(&local);
+  }
   PDRT_RETURN_IF_ERROR(allocate());
   std::string model = opts_.model.empty() ? m_.model : opts_.model;
   if (model.empty())
@@ -144,11 +153,11 @@ Status Executor::callStage(const Action &a) {
   auto fn = backward ? fns_.backward : fns_.forward;
   fn(&ctx_, weights(a.version), grads(), stash(a.slot), workspace(), comm());
   if (ctx_.failed)
-    return Status::error(format("%s of microbatch %lld (step %lld): %s",
+    return Status::error(format("%s of step %lld, microbatch %lld of %lld: %s",
                                 backward ? "backward" : "forward",
-                                (long long)a.index,
                                 (long long)(a.index / m_.microbatches + 1),
-                                ctx_.error.c_str()));
+                                (long long)(a.index % m_.microbatches),
+                                (long long)m_.microbatches, ctx_.error.c_str()));
   return Status::ok();
 }
 
@@ -177,9 +186,9 @@ Status Executor::logLoss(int64_t j) {
     return Status::ok();
   auto now = std::chrono::steady_clock::now();
   double seconds = std::chrono::duration<double>(now - lastLog_).count();
-  int64_t steps = j + 1 == opts_.logEvery || opts_.logEvery == 1 ? 1 : 0;
-  steps = (j + 1) % opts_.logEvery == 0 ? opts_.logEvery : (j + 1) % opts_.logEvery;
+  int64_t steps = j + 1 - lastLoggedStep_;
   lastLog_ = now;
+  lastLoggedStep_ = j + 1;
   double samples = (double)(m_.microbatch * m_.microbatches * m_.replicas * steps);
   std::printf("step %lld loss %.6f ms/step %.3f samples/s %.1f\n", (long long)(j + 1),
               sum / (double)(m_.microbatches * m_.replicas),

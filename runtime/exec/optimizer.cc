@@ -32,19 +32,22 @@ void sgdStep(const OptimizerConfig &c, const float *wIn, float *wOut,
 void adamStep(const OptimizerConfig &c, const float *wIn, float *wOut,
               const float *g, float *m1, float *m2, int64_t n, int64_t step,
               bool decoupled) {
+  // Scalars are formed in double and rounded once, as PyTorch does.
   const float b1 = (float)c.beta1, b2 = (float)c.beta2, eps = (float)c.eps;
-  const float lr = (float)c.lr, wd = (float)c.weightDecay;
-  const float bc1 = (float)(1.0 - std::pow(c.beta1, (double)step));
-  const float bc2 = (float)(1.0 - std::pow(c.beta2, (double)step));
-  const float sqrtBc2 = std::sqrt(bc2), stepSize = lr / bc1;
+  const float oneMinusB1 = (float)(1.0 - c.beta1), oneMinusB2 = (float)(1.0 - c.beta2);
+  const float wd = (float)c.weightDecay;
+  const double bc1 = 1.0 - std::pow(c.beta1, (double)step);
+  const double bc2 = 1.0 - std::pow(c.beta2, (double)step);
+  const float sqrtBc2 = (float)std::sqrt(bc2), stepSize = (float)(c.lr / bc1);
+  const float decay = (float)(c.lr * c.weightDecay);
   for (int64_t i = 0; i < n; ++i) {
     float w = wIn[i], gi = g[i];
     if (decoupled)
-      w -= lr * wd * w;
+      w -= decay * w;
     else
       gi += wd * w;
-    m1[i] = b1 * m1[i] + (1.0f - b1) * gi;
-    m2[i] = b2 * m2[i] + (1.0f - b2) * gi * gi;
+    m1[i] = b1 * m1[i] + oneMinusB1 * gi;
+    m2[i] = b2 * m2[i] + oneMinusB2 * gi * gi;
     float denom = std::sqrt(m2[i]) / sqrtBc2 + eps;
     wOut[i] = w - stepSize * m1[i] / denom;
   }

@@ -106,8 +106,7 @@ class OnnxModule:
         env.update(inputs)
         for node in self.model.graph.node:
             args = [env[n] if n else None for n in node.input]
-            outs = OPS[node.op_type](args, _attrs(node))
-            env[node.output[0]] = outs
+            env[node.output[0]] = OPS[node.op_type](args, _attrs(node))
         return env[self.loss_name]
 
 
@@ -167,7 +166,6 @@ def train(model_path, data_dir, schedule, hp, microbatch, microbatches, replicas
     """Train as pdc would; return (final weights as numpy dict, per-step losses)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"unknown schedule {schedule}")
-    torch.manual_seed(0)
     module = OnnxModule(model_path)
     data = load_data(data_dir, module.input_names)
     weights = {n: module.params[n].clone() for n in module.trainable()}

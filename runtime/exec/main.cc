@@ -1,0 +1,68 @@
+//===- main.cc - main() of every stage executable -----------------------------===//
+//
+// Initialises MPI, parses the embedded manifest and the command line, checks
+// that the job's shape matches the plan and runs the stage. Any failure is
+// one line "pdrt: error: stage K: ..." on stderr followed by MPI_Abort, so a
+// bad rank takes the whole job down instead of hanging it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "executor.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+[[noreturn]] void fatal(int stage, const std::string &message) {
+  std::fprintf(stderr, "pdrt: error: stage %d: %s\n", stage, message.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);
+}
+
+pdrt::Status checkPlacement(const pdrt::Manifest &m, int rank, int size) {
+  if (size != m.stages * m.replicas)
+    return pdrt::Status::error(pdrt::format(
+        "the job has %d ranks but the plan needs stages x replicas = %d x %d",
+        size, m.stages, m.replicas));
+  if (rank / m.replicas != m.stage)
+    return pdrt::Status::error(pdrt::format(
+        "rank %d runs the executable of stage %d; expected stage %d (launch "
+        "with mpirun -np W stage0 : -np W stage1 : ...)",
+        rank, m.stage, rank / m.replicas));
+  return pdrt::Status::ok();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    std::fprintf(stderr, "pdrt: error: MPI_Init failed\n");
+    return 1;
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+  std::string text = pd_stage_manifest();
+  pdrt::Manifest m;
+  pdrt::Status s = pdrt::parseManifest(text, &m);
+  if (!s.isOk())
+    fatal(pdrt::manifestStageHint(text), s.message());
+  std::vector<std::string> args(argv + 1, argv + argc);
+  pdrt::RunOptions opts;
+  s = pdrt::parseArgs(args, &opts);
+  if (s.isOk())
+    s = checkPlacement(m, rank, size);
+  if (s.isOk())
+    s = pdrt::runStage(m, opts, {pd_stage_manifest, pd_stage_forward,
+                                 pd_stage_backward}, rank);
+  if (!s.isOk())
+    fatal(m.stage, s.message());
+  MPI_Finalize();
+  return 0;
+}

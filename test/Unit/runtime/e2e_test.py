@@ -1,0 +1,239 @@
+#!/usr/bin/python3
+"""End-to-end MPI test of the pdc runtime with the hand-written fake stages.
+
+Builds a tiny ONNX model (Gemm-Relu-Gemm; initializers stored as raw_data,
+float_data and external data), .npy data, runs fake_stage0/fake_stage1 under
+mpirun for several schedules/optimizers/replica counts and compares the
+saved weights and the logged losses with a numpy reference implementing the
+update rules of DESIGN.md section 4. Also checks the error paths.
+Run with Debian's /usr/bin/python3 (it has onnx and numpy).
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+IN, HID, CLS, IGNORE = 8, 16, 4, -100
+NAMES = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+
+
+def make_model(d, rng):
+    """Writes model.onnx (+ external weights.bin); returns the initial params."""
+    p = {"fc1.weight": rng.standard_normal((HID, IN)).astype(np.float32) * 0.5,
+         "fc1.bias": rng.standard_normal(HID).astype(np.float32) * 0.1,
+         "fc2.weight": rng.standard_normal((CLS, HID)).astype(np.float32) * 0.5,
+         "fc2.bias": rng.standard_normal(CLS).astype(np.float32) * 0.1}
+    inits = [numpy_helper.from_array(p["fc1.weight"], "fc1.weight")]
+    inits.append(helper.make_tensor("fc1.bias", TensorProto.FLOAT, [HID],
+                                    p["fc1.bias"].tolist()))  # float_data
+    inits.append(numpy_helper.from_array(p["fc2.weight"], "fc2.weight"))
+    ext = onnx.TensorProto(name="fc2.bias", data_type=TensorProto.FLOAT, dims=[CLS])
+    pad = b"\x00" * 12
+    with open(os.path.join(d, "weights.bin"), "wb") as f:
+        f.write(pad + p["fc2.bias"].tobytes())
+    ext.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "weights.bin"), ("offset", "12"), ("length", "16")):
+        e = ext.external_data.add()
+        e.key, e.value = k, v
+    inits.append(ext)
+    inits.append(numpy_helper.from_array(np.arange(3, dtype=np.float32), "unused"))
+    nodes = [helper.make_node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["z"], transB=1),
+             helper.make_node("Relu", ["z"], ["h"]),
+             helper.make_node("Gemm", ["h", "fc2.weight", "fc2.bias"], ["logits"], transB=1)]
+    graph = helper.make_graph(
+        nodes, "fake", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", IN]),
+                        helper.make_tensor_value_info("y", TensorProto.INT64, ["B"])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["B", CLS])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    return p
+
+
+def microbatch_grads(p, x, y):
+    """Loss and gradients of the mean xent over counted rows of one microbatch."""
+    z = x @ p["fc1.weight"].T + p["fc1.bias"]
+    h = np.maximum(z, 0)
+    logits = h @ p["fc2.weight"].T + p["fc2.bias"]
+    mask = y != IGNORE
+    k = int(mask.sum())
+    mx = logits.max(axis=1, keepdims=True)
+    lse = (mx + np.log(np.exp(logits - mx).sum(axis=1, keepdims=True)))[:, 0]
+    yc = np.where(mask, y, 0)
+    loss = float(((lse - logits[np.arange(len(y)), yc]) * mask).sum() / k) if k else 0.0
+    dl = np.exp(logits - lse[:, None])
+    dl[np.arange(len(y)), yc] -= 1
+    dl = dl * mask[:, None] / max(k, 1)
+    dh = dl @ p["fc2.weight"]
+    dz = dh * (h > 0)
+    g = {"fc2.weight": dl.T @ h, "fc2.bias": dl.sum(0),
+         "fc1.weight": dz.T @ x, "fc1.bias": dz.sum(0)}
+    return loss, g
+
+
+def batch_grads(p, X, Y, t, b, m, w):
+    n = len(X)
+    loss, acc = 0.0, {k: np.zeros_like(v) for k, v in p.items()}
+    for r in range(w):
+        for i in range(m):
+            first = t * b * m * w + r * b * m + i * b
+            rows = [(first + s) % n for s in range(b)]
+            l, g = microbatch_grads(p, X[rows], Y[rows])
+            loss += l / (m * w)
+            for k in acc:
+                acc[k] += g[k] / (m * w)
+    return loss, acc
+
+
+def opt_step(name, cfg, p, g, state, s):
+    lr, wd = cfg["lr"], cfg["wd"]
+    out = {}
+    for k in p:
+        w, gk = p[k].astype(np.float64), g[k]
+        if name in ("sgd", "momentum"):
+            gk = gk + wd * w
+            if name == "momentum":
+                state[k] = 0.9 * state.get(k, 0) + gk
+                gk = state[k]
+            out[k] = w - lr * gk
+            continue
+        if name == "adamw":
+            w = w - lr * wd * w
+        else:
+            gk = gk + wd * w
+        m1, m2 = state.get(k, (0, 0))
+        m1 = 0.9 * m1 + 0.1 * gk
+        m2 = 0.999 * m2 + 0.001 * gk * gk
+        state[k] = (m1, m2)
+        out[k] = w - lr * (m1 / (1 - 0.9 ** s)) / (np.sqrt(m2 / (1 - 0.999 ** s)) + 1e-8)
+    return out
+
+
+def reference(p0, X, Y, sched, opt, cfg, steps, b, m, w):
+    """Trained params and per-step losses under DESIGN.md section 4."""
+    hist = [{k: v.astype(np.float64) for k, v in p0.items()}]
+    state, losses = {}, []
+    for t in range(steps):
+        at = hist[max(t - 1, 0)] if sched == "2bw" else hist[t]
+        loss, g = batch_grads(at, X, Y, t, b, m, w)
+        losses.append(loss)
+        hist.append(opt_step(opt, cfg, hist[t], g, state, t + 1))
+    return hist[-1], losses
+
+
+class Runner:
+    def __init__(self, args, d):
+        self.args, self.d = args, d
+        self.env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+                        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1",
+                        OMPI_MCA_btl="self,vader,tcp")
+
+    def run(self, fake, extra, w=1):
+        env = dict(self.env, **{"FAKE_" + k: str(v) for k, v in fake.items()})
+        env["FAKE_W"] = str(w)
+        common = ["--model", os.path.join(self.d, "model.onnx")] + extra
+        cmd = [self.args.mpirun, "--allow-run-as-root", "--oversubscribe",
+               "-np", str(w), os.path.join(self.args.bin_dir, "fake_stage0")] + common + \
+              [":", "-np", str(w), os.path.join(self.args.bin_dir, "fake_stage1")] + common
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+
+
+def check_training(runner, d, p0, X, Y, sched, opt, w, m, steps, lr=0.1, wd=0.0,
+                   b=3, log_every=1):
+    out = os.path.join(d, "trained_%s_%s_%d.onnx" % (sched, opt, w))
+    res = runner.run({"SCHEDULE": sched, "OPT": opt, "M": m, "B": b, "LR": 0.5, "WD": wd},
+                     ["--data", d, "--steps", str(steps), "--lr", str(lr),
+                      "--save-onnx", out, "--log-every", str(log_every)], w=w)
+    name = "%s/%s W=%d m=%d" % (sched, opt, w, m)
+    assert res.returncode == 0, "%s failed:\n%s\n%s" % (name, res.stdout, res.stderr)
+    want, losses = reference(p0, X, Y, sched, opt, {"lr": lr, "wd": wd}, steps, b, m, w)
+    model = onnx.load(out)
+    got = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    assert np.array_equal(got["unused"], np.arange(3, dtype=np.float32)), name
+    err = max(float(np.max(np.abs(got[k] - want[k]) / (np.abs(want[k]) + 1e-3)))
+              for k in NAMES)
+    moved = max(float(np.max(np.abs(want[k] - p0[k]))) for k in NAMES)
+    assert err <= 1e-4 and moved > 1e-3, "%s: max rel err %g (moved %g)" % (name, err, moved)
+    logged = [(int(a), float(l)) for a, l in re.findall(r"^step (\d+) loss (\S+)", res.stdout, re.M)]
+    expect_steps = [t for t in range(1, steps + 1) if t % log_every == 0 or t == steps]
+    assert [s for s, _ in logged] == expect_steps, "%s: logged %s" % (name, res.stdout)
+    for s, l in logged:
+        assert abs(l - losses[s - 1]) <= 1e-4 * max(1, abs(losses[s - 1])), \
+            "%s: step %d loss %g, want %g" % (name, s, l, losses[s - 1])
+    assert re.search(r"^done %d steps$" % steps, res.stdout, re.M), name
+    print("ok  %-28s max rel err %.2e" % (name, err))
+    return got
+
+
+def check_error(runner, d, fake, extra, pattern, w=1):
+    res = runner.run(fake, extra, w=w)
+    assert res.returncode != 0, "expected failure: %s" % res.stdout
+    assert re.search(pattern, res.stderr, re.M), "stderr lacks %r:\n%s" % (pattern, res.stderr)
+    print("ok  error: %s" % pattern)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin-dir", required=True)
+    ap.add_argument("--mpirun", default="mpirun")
+    args = ap.parse_args()
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory() as d:
+        p0 = make_model(d, rng)
+        X = rng.standard_normal((40, IN)).astype(np.float32)
+        Y = rng.integers(0, CLS, size=40).astype(np.int64)
+        Y[5] = IGNORE
+        np.save(os.path.join(d, "x.npy"), X)
+        np.save(os.path.join(d, "y.npy"), Y)
+        runner = Runner(args, d)
+        check_training(runner, d, p0, X, Y, "flush", "sgd", 1, 2, 5)
+        two = check_training(runner, d, p0, X, Y, "2bw", "sgd", 1, 2, 5)
+        flush_ref, _ = reference(p0, X, Y, "flush", "sgd", {"lr": 0.1, "wd": 0}, 5, 3, 2, 1)
+        assert max(float(np.max(np.abs(two[k] - flush_ref[k]))) for k in NAMES) > 1e-3, \
+            "2bw result equals flush: the update is not delayed"
+        check_training(runner, d, p0, X, Y, "gpipe", "momentum", 1, 3, 4, lr=0.05)
+        check_training(runner, d, p0, X, Y, "2bw", "adam", 2, 3, 4, lr=0.01, wd=0.01,
+                       log_every=3)
+        check_training(runner, d, p0, X, Y, "2bw", "adamw", 1, 4, 5, lr=0.01, wd=0.1, b=2)
+        check_training(runner, d, p0, X, Y, "flush", "momentum", 2, 2, 3, lr=0.05)
+
+        res = runner.run({"SCHEDULE": "flush"}, ["--synthetic", "--steps", "2",
+                                                 "--print-memory", "--seed", "3"])
+        assert res.returncode == 0, res.stderr
+        for k in (0, 1):
+            assert re.search(r"^memory stage=%d arena=\d+ weights=\d+ versions=1 grads=\d+ "
+                             r"optimizer=\d+ stash_slot=\d+ stash_slots=\d+ workspace=\d+ "
+                             r"comm=\d+$" % k, res.stdout, re.M), res.stdout
+        print("ok  --synthetic --print-memory")
+
+        os.makedirs(os.path.join(d, "bad"))
+        np.save(os.path.join(d, "bad", "x.npy"), X[:, :5])
+        np.save(os.path.join(d, "bad", "y.npy"), Y)
+        check_error(runner, d, {}, ["--data", os.path.join(d, "bad")],
+                    r"^pdrt: error: stage 0: .*x\.npy.*\(N, 8\)")
+        np.save(os.path.join(d, "bad", "x.npy"), X)
+        np.save(os.path.join(d, "bad", "y.npy"), np.full(40, 7, dtype=np.int64))
+        check_error(runner, d, {}, ["--data", os.path.join(d, "bad")],
+                    r"^pdrt: error: stage 1: .*label 7 out of range \[0, 4\) in row 0")
+        check_error(runner, d, {"M": 1}, ["--synthetic"],
+                    r"^pdrt: error: stage \d: manifest: schedule 2bw needs microbatches >= stages")
+        check_error(runner, d, {}, ["--synthetic", "--bogus"],
+                    r"^pdrt: error: stage \d: unknown argument '--bogus'")
+        check_error(runner, d, {}, ["--data", os.path.join(d, "missing")],
+                    r"^pdrt: error: stage \d: cannot open data file .*missing/")
+    print("all runtime MPI end-to-end checks passed")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except AssertionError as e:
+        print("FAIL:", e)
+        sys.exit(1)

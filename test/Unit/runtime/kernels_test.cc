@@ -1,0 +1,195 @@
+//===- kernels_test.cc - CPU kernels against naive references ----------------===//
+//
+// pdrt_matmul (all transpose combinations, alpha/beta), pdrt_binary with
+// broadcast descriptors, pdrt_sum_to, the pointwise kernels, and softmax
+// cross-entropy with its gradient checked by finite differences.
+//
+//===----------------------------------------------------------------------===//
+
+#include "exec/context.h"
+#include "pdrt/pdrt.h"
+#include "pdrt/pdrt_numerics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace {
+
+std::vector<float> randomVector(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
+TEST(Matmul, AllTransposeCombinationsWithAlphaBeta) {
+  const int64_t m = 5, n = 7, k = 3;
+  for (int ta = 0; ta < 2; ++ta) {
+    for (int tb = 0; tb < 2; ++tb) {
+      std::vector<float> a = randomVector(m * k, 1), b = randomVector(k * n, 2);
+      std::vector<float> c = randomVector(m * n, 3), want = c;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double s = 0;
+          for (int64_t p = 0; p < k; ++p)
+            s += (ta ? a[p * m + i] : a[i * k + p]) * (tb ? b[j * k + p] : b[p * n + j]);
+          want[i * n + j] = 1.5f * (float)s + 0.5f * want[i * n + j];
+        }
+      pdrt_matmul(nullptr, a.data(), b.data(), c.data(), m, n, k, ta, tb, 1.5f, 0.5f);
+      for (int64_t i = 0; i < m * n; ++i)
+        EXPECT_NEAR(c[i], want[i], 1e-5) << "ta=" << ta << " tb=" << tb;
+    }
+  }
+}
+
+TEST(Matmul, EmptyInnerDimensionScalesC) {
+  std::vector<float> c = {1, 2, 3, 4};
+  pdrt_matmul(nullptr, nullptr, nullptr, c.data(), 2, 2, 0, 0, 0, 1.0f, 2.0f);
+  EXPECT_EQ(c, (std::vector<float>{2, 4, 6, 8}));
+}
+
+TEST(Binary, BroadcastDescriptorsAllOps) {
+  // a: [2, 1, 4], b: [3, 1] -> out [2, 3, 4].
+  std::vector<float> a = randomVector(8, 4), b = randomVector(3, 5);
+  for (float &x : b)
+    x += 3.0f; // keep division well away from zero
+  const int64_t desc[] = {3, 2, 3, 4, 4, 0, 1, 0, 1, 0};
+  for (int op = PDRT_ADD; op <= PDRT_DIV; ++op) {
+    std::vector<float> out(24);
+    pdrt_binary(nullptr, op, a.data(), b.data(), out.data(), desc);
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j)
+        for (int l = 0; l < 4; ++l) {
+          float x = a[i * 4 + l], y = b[j];
+          float want = op == PDRT_ADD ? x + y : op == PDRT_SUB ? x - y
+                     : op == PDRT_MUL ? x * y : x / y;
+          EXPECT_FLOAT_EQ(out[(i * 3 + j) * 4 + l], want) << "op " << op;
+        }
+  }
+}
+
+TEST(Binary, TransposedStridesAndScalarRank) {
+  // out[i, j] = a[j, i] * b[i, j] with a read through strides (1, 3).
+  std::vector<float> a = randomVector(6, 6), b = randomVector(6, 7), out(6);
+  const int64_t desc[] = {2, 2, 3, 1, 2, 3, 1};
+  pdrt_binary(nullptr, PDRT_MUL, a.data(), b.data(), out.data(), desc);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      EXPECT_FLOAT_EQ(out[i * 3 + j], a[j * 2 + i] * b[i * 3 + j]);
+  const int64_t scalar[] = {0};
+  float x = 3, y = 4, z = 0;
+  pdrt_binary(nullptr, PDRT_SUB, &x, &y, &z, scalar);
+  EXPECT_EQ(z, -1.0f);
+}
+
+TEST(Numerics, DescriptorOffsets) {
+  const int64_t desc[] = {3, 2, 3, 4, 4, 0, 1, 0, 1, 0};
+  int64_t oa, ob;
+  pdrt_desc_offsets(desc, (1 * 3 + 2) * 4 + 3, &oa, &ob);
+  EXPECT_EQ(oa, 1 * 4 + 3);
+  EXPECT_EQ(ob, 2);
+  EXPECT_EQ(pdrt_desc_numel(desc), 24);
+}
+
+TEST(SumTo, ReducesBroadcastDimensions) {
+  std::vector<float> x = randomVector(24, 8); // [2, 3, 4]
+  std::vector<float> rows(3, -1.0f), cols(4, -1.0f);
+  const int64_t toRows[] = {3, 2, 3, 4, 0, 1, 0}; // -> [3, 1]
+  const int64_t toCols[] = {3, 2, 3, 4, 0, 0, 1}; // -> [1, 4]
+  pdrt_sum_to(nullptr, x.data(), rows.data(), 3, toRows);
+  pdrt_sum_to(nullptr, x.data(), cols.data(), 4, toCols);
+  for (int j = 0; j < 3; ++j) {
+    double s = 0;
+    for (int i = 0; i < 2; ++i)
+      for (int l = 0; l < 4; ++l)
+        s += x[(i * 3 + j) * 4 + l];
+    EXPECT_NEAR(rows[j], s, 1e-5);
+  }
+  for (int l = 0; l < 4; ++l) {
+    double s = 0;
+    for (int i = 0; i < 6; ++i)
+      s += x[i * 4 + l];
+    EXPECT_NEAR(cols[l], s, 1e-5);
+  }
+}
+
+TEST(Pointwise, ReluScaleAccumulateCopy) {
+  std::vector<float> x = {-1, 0, 2, -3}, y(4), dx(4), dy = {1, 2, 3, 4};
+  pdrt_relu(nullptr, x.data(), y.data(), 4);
+  EXPECT_EQ(y, (std::vector<float>{0, 0, 2, 0}));
+  pdrt_relu_grad(nullptr, dy.data(), y.data(), dx.data(), 4);
+  EXPECT_EQ(dx, (std::vector<float>{0, 0, 3, 0}));
+  pdrt_scale(nullptr, dy.data(), y.data(), 4, -2.0f);
+  EXPECT_EQ(y, (std::vector<float>{-2, -4, -6, -8}));
+  pdrt_accumulate(nullptr, dy.data(), y.data(), 4);
+  EXPECT_EQ(y, (std::vector<float>{-1, -2, -3, -4}));
+  pdrt_copy(nullptr, dy.data(), y.data(), 4 * sizeof(float));
+  EXPECT_EQ(y, dy);
+}
+
+float xentLoss(const std::vector<float> &logits, const std::vector<int64_t> &labels,
+               int64_t c) {
+  float loss = -1;
+  pdrt_softmax_xent(nullptr, logits.data(), labels.data(), &loss,
+                    (int64_t)labels.size(), c, -100);
+  return loss;
+}
+
+TEST(SoftmaxXent, LossMatchesNaiveAndIgnoresRows) {
+  std::vector<float> logits = randomVector(12, 9);
+  logits[0] = 80.0f; // stability: exp(80) overflows float without max-subtract
+  std::vector<int64_t> labels = {0, -100, 3};
+  double want = 0;
+  for (int r : {0, 2}) {
+    double mx = -1e30, s = 0;
+    for (int j = 0; j < 4; ++j)
+      mx = std::max(mx, (double)logits[r * 4 + j]);
+    for (int j = 0; j < 4; ++j)
+      s += std::exp(logits[r * 4 + j] - mx);
+    want += mx + std::log(s) - logits[r * 4 + labels[r]];
+  }
+  EXPECT_NEAR(xentLoss(logits, labels, 4), want / 2, 1e-5);
+  EXPECT_EQ(xentLoss(logits, {-100, -100, -100}, 4), 0.0f);
+}
+
+TEST(SoftmaxXent, GradientMatchesFiniteDifferences) {
+  std::vector<float> logits = randomVector(15, 10);
+  std::vector<int64_t> labels = {2, -100, 0}; // 3 rows of 5 classes
+  std::vector<float> g3(15, 99.0f);
+  float dloss = 0.7f;
+  pdrt_softmax_xent_grad(nullptr, &dloss, logits.data(), labels.data(), g3.data(),
+                         3, 5, -100);
+  const float h = 1e-2f;
+  for (int i = 0; i < 15; ++i) {
+    std::vector<float> p = logits, q = logits;
+    p[i] += h;
+    q[i] -= h;
+    float fd = dloss * (xentLoss(p, labels, 5) - xentLoss(q, labels, 5)) / (2 * h);
+    EXPECT_NEAR(g3[i], fd, 2e-3) << "element " << i;
+  }
+  for (int j = 5; j < 10; ++j)
+    EXPECT_EQ(g3[j], 0.0f); // ignored row
+}
+
+TEST(SoftmaxXent, LabelOutOfRangeIsStickyErrorNamingRow) {
+  pdrt_ctx ctx;
+  std::vector<float> logits(8, 0.0f);
+  std::vector<int64_t> labels = {1, 4};
+  float loss = -1;
+  pdrt_softmax_xent(&ctx, logits.data(), labels.data(), &loss, 2, 4, -100);
+  ASSERT_TRUE(ctx.failed);
+  EXPECT_EQ(ctx.error, "label 4 out of range [0, 4) in row 1 of the microbatch");
+  EXPECT_EQ(loss, -1.0f);
+  // Later kernels are skipped once the error is set.
+  std::vector<float> y = {5};
+  float x = -1;
+  pdrt_relu(&ctx, &x, y.data(), 1);
+  EXPECT_EQ(y[0], 5.0f);
+}
+
+} // namespace

@@ -1,0 +1,344 @@
+//===- pdc.cpp - The pdc training compiler driver ---------------*- C++ -*-===//
+//
+// `pdc MODEL.onnx -o PLAN_DIR [options]`: parses the command line into
+// ImportOptions and CompilerOptions (DESIGN.md section 2), imports the model
+// and hands it to runCompiler. Every diagnostic is printed as one line
+// `pdc: error: ...`, and any failure exits with code 1 (firtool's shape).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/PD/IR/PDDialect.h"
+#include "pd/Import/ONNXImporter.h"
+#include "pd/Pipeline/Compiler.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+//===----------------------------------------------------------------------===//
+// Command line
+//===----------------------------------------------------------------------===//
+
+static cl::OptionCategory pdcCategory("pdc options");
+
+static cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
+                                          cl::desc("<model.onnx>"),
+                                          cl::cat(pdcCategory));
+static cl::opt<std::string> outputDir("o", cl::desc("Plan directory to write"),
+                                      cl::value_desc("dir"),
+                                      cl::cat(pdcCategory));
+static cl::opt<std::string>
+    emit("emit",
+         cl::desc("Print the IR after a phase instead of writing the plan: "
+                  "mlir-import, mlir-grad, mlir-stages, mlir-buffers, llvm "
+                  "or plan"),
+         cl::cat(pdcCategory));
+static cl::opt<bool> planOnly("plan-only",
+                              cl::desc("Write plan.json without codegen"),
+                              cl::cat(pdcCategory));
+
+// Cluster.
+static cl::opt<std::string> target("target", cl::desc("cpu or cuda"),
+                                   cl::init("cpu"), cl::cat(pdcCategory));
+static cl::opt<int64_t> devices("devices", cl::desc("Number of devices"),
+                                cl::init(0), cl::cat(pdcCategory));
+static cl::opt<std::string>
+    deviceMemory("device-memory",
+                 cl::desc("Memory per device (80GiB, 16GB, 512MiB, bytes)"),
+                 cl::cat(pdcCategory));
+static cl::opt<std::string>
+    deviceSpec("device-spec", cl::desc("cpu, v100, a100, h100 or FILE.json"),
+               cl::init("cpu"), cl::cat(pdcCategory));
+static cl::opt<int64_t> nodes("nodes", cl::desc("Number of machines"),
+                              cl::init(0), cl::cat(pdcCategory));
+static cl::opt<int64_t> devicesPerNode("devices-per-node",
+                                       cl::desc("Devices per machine"),
+                                       cl::init(0), cl::cat(pdcCategory));
+
+// Planner overrides.
+static cl::opt<int64_t> stages("stages", cl::desc("Pipeline depth d"),
+                               cl::init(0), cl::cat(pdcCategory));
+static cl::opt<int64_t> replicas("replicas", cl::desc("Pipeline width w"),
+                                 cl::init(0), cl::cat(pdcCategory));
+static cl::opt<int64_t> microbatch("microbatch", cl::desc("Microbatch size b"),
+                                   cl::init(0), cl::cat(pdcCategory));
+static cl::opt<int64_t> microbatches("microbatches",
+                                     cl::desc("Microbatches per batch m"),
+                                     cl::init(0), cl::cat(pdcCategory));
+static cl::opt<std::string> recompute("recompute",
+                                      cl::desc("none, full or auto"),
+                                      cl::init("none"), cl::cat(pdcCategory));
+static cl::opt<std::string> schedule("schedule",
+                                     cl::desc("2bw, flush or gpipe"),
+                                     cl::init("2bw"), cl::cat(pdcCategory));
+
+// Optimizer.
+static cl::opt<std::string> optimizer("optimizer",
+                                      cl::desc("sgd, momentum, adam or adamw"),
+                                      cl::init("sgd"), cl::cat(pdcCategory));
+static cl::opt<double> lr("lr", cl::desc("Learning rate"), cl::init(0.01),
+                          cl::cat(pdcCategory));
+static cl::opt<double> momentum("momentum", cl::init(0.9),
+                                cl::desc("SGD momentum"), cl::cat(pdcCategory));
+static cl::opt<double> beta1("beta1", cl::init(0.9), cl::desc("Adam beta1"),
+                             cl::cat(pdcCategory));
+static cl::opt<double> beta2("beta2", cl::init(0.999), cl::desc("Adam beta2"),
+                             cl::cat(pdcCategory));
+static cl::opt<double> eps("eps", cl::init(1e-8), cl::desc("Adam epsilon"),
+                           cl::cat(pdcCategory));
+static cl::opt<double> weightDecay("weight-decay", cl::init(0.0),
+                                   cl::desc("Weight decay"),
+                                   cl::cat(pdcCategory));
+
+// Model.
+static cl::opt<std::string>
+    lossName("loss", cl::desc("Value of the model to train as the loss"),
+             cl::cat(pdcCategory));
+
+//===----------------------------------------------------------------------===//
+// Option validation
+//===----------------------------------------------------------------------===//
+
+/// Prints one `pdc: error:` line and returns failure.
+static LogicalResult optionError(const llvm::Twine &message) {
+  llvm::errs() << "pdc: error: " << message << "\n";
+  return failure();
+}
+
+/// Parses a byte count: plain bytes or a number with a decimal (KB, MB, GB,
+/// TB) or binary (KiB, MiB, GiB, TiB) suffix; "B" alone is allowed.
+static std::optional<int64_t> parseSize(StringRef text) {
+  StringRef number =
+      text.take_while([](char c) { return llvm::isDigit(c) || c == '.'; });
+  StringRef suffix = text.drop_front(number.size());
+  double value;
+  if (number.empty() || number.getAsDouble(value))
+    return std::nullopt;
+  std::optional<double> scale =
+      llvm::StringSwitch<std::optional<double>>(suffix.lower())
+          .Cases("", "b", 1.0)
+          .Cases("k", "kb", 1e3)
+          .Cases("m", "mb", 1e6)
+          .Cases("g", "gb", 1e9)
+          .Cases("t", "tb", 1e12)
+          .Case("kib", 1024.0)
+          .Case("mib", 1024.0 * 1024)
+          .Case("gib", 1024.0 * 1024 * 1024)
+          .Case("tib", 1024.0 * 1024 * 1024 * 1024)
+          .Default(std::nullopt);
+  if (!scale || value * *scale >= 9.2e18)
+    return std::nullopt;
+  return static_cast<int64_t>(std::llround(value * *scale));
+}
+
+/// Checks that `value` of option `name` is one of `choices`.
+static LogicalResult checkChoice(StringRef name, StringRef value,
+                                 ArrayRef<StringRef> choices) {
+  if (llvm::is_contained(choices, value))
+    return success();
+  std::string list;
+  for (auto [i, choice] : llvm::enumerate(choices))
+    list += (i == 0                    ? ""
+             : i + 1 == choices.size() ? " or "
+                                       : ", ") +
+            choice.str();
+  return optionError("invalid --" + name + " '" + value + "' (expected " +
+                     list + ")");
+}
+
+/// Checks that integer option `name` is not negative.
+static LogicalResult checkCount(StringRef name, int64_t value) {
+  if (value >= 0)
+    return success();
+  return optionError("invalid --" + name + " " + llvm::Twine(value) +
+                     " (expected a non-negative count)");
+}
+
+/// Validates the enumerated and numeric options.
+static LogicalResult checkOptions() {
+  if (failed(checkChoice("target", target, {"cpu", "cuda"})) ||
+      failed(checkChoice("recompute", recompute, {"none", "full", "auto"})) ||
+      failed(checkChoice("schedule", schedule, {"2bw", "flush", "gpipe"})) ||
+      failed(checkChoice("optimizer", optimizer,
+                         {"sgd", "momentum", "adam", "adamw"})))
+    return failure();
+  if (!emit.empty() &&
+      failed(checkChoice("emit", emit,
+                         {"mlir-import", "mlir-grad", "mlir-stages",
+                          "mlir-buffers", "llvm", "plan"})))
+    return failure();
+  std::pair<StringRef, int64_t> counts[] = {
+      {"devices", devices},
+      {"nodes", nodes},
+      {"devices-per-node", devicesPerNode},
+      {"stages", stages},
+      {"replicas", replicas},
+      {"microbatch", microbatch},
+      {"microbatches", microbatches}};
+  for (auto [name, value] : counts)
+    if (failed(checkCount(name, value)))
+      return failure();
+  if (!(lr > 0.0) || eps < 0.0 || weightDecay < 0.0)
+    return optionError("invalid optimizer settings: --lr must be positive, "
+                       "--eps and --weight-decay non-negative");
+  if (outputDir.empty() && emit.empty())
+    return optionError("no output directory: pass -o PLAN_DIR (or --emit)");
+  if (planOnly && outputDir.empty())
+    return optionError("--plan-only writes plan.json: pass -o PLAN_DIR");
+  return success();
+}
+
+/// Resolves the device count from --devices, --nodes and --devices-per-node.
+static LogicalResult resolveDevices(int64_t &count) {
+  count = devices;
+  if (nodes == 0 && devicesPerNode == 0)
+    return success();
+  int64_t perNode = devicesPerNode ? devicesPerNode.getValue() : 1;
+  int64_t total = (nodes ? nodes.getValue() : 1) * perNode;
+  if (count != 0 && count != total)
+    return optionError(
+        "--devices " + llvm::Twine(count) +
+        " does not match --nodes x --devices-per-node = " + llvm::Twine(total));
+  count = total;
+  return success();
+}
+
+/// Fills CompilerOptions from the parsed command line.
+static LogicalResult buildOptions(pd::CompilerOptions &opts) {
+  if (failed(checkOptions()) || failed(resolveDevices(opts.devices)))
+    return failure();
+  if (!deviceMemory.empty()) {
+    std::optional<int64_t> bytes = parseSize(deviceMemory);
+    if (!bytes)
+      return optionError("invalid --device-memory '" + deviceMemory +
+                         "' (expected bytes or a size such as 80GiB, 16GB, "
+                         "512MiB)");
+    opts.deviceMemory = *bytes;
+  }
+  SmallString<256> path(inputFilename);
+  (void)llvm::sys::fs::make_absolute(path);
+  llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+  opts.modelPath = path.str().str();
+  opts.outputDir = outputDir;
+  opts.target = target;
+  opts.emit = emit;
+  opts.planOnly = planOnly;
+  opts.deviceSpec = deviceSpec;
+  opts.stages = stages;
+  opts.replicas = replicas;
+  opts.microbatch = microbatch;
+  opts.microbatches = microbatches;
+  opts.recompute = recompute;
+  opts.schedule = schedule;
+  opts.optimizer = optimizer;
+  opts.lr = lr;
+  opts.momentum = momentum;
+  opts.beta1 = beta1;
+  opts.beta2 = beta2;
+  opts.eps = eps;
+  opts.weightDecay = weightDecay;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Diagnostics and the compilation
+//===----------------------------------------------------------------------===//
+
+/// The ONNX node a location names, if any (importer locations are
+/// NameLoc(node, file); later passes may fuse or nest them).
+static std::optional<std::string> nodeName(Location loc) {
+  std::optional<std::string> name;
+  loc->walk([&](Location inner) {
+    if (auto nameLoc = dyn_cast<NameLoc>(inner)) {
+      name = nameLoc.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name;
+}
+
+/// Prints a diagnostic (and its notes) as `pdc: <severity>: <message>`,
+/// adding the node name when the message does not already mention it.
+static void printDiagnostic(Diagnostic &diag) {
+  StringRef severity = "error";
+  switch (diag.getSeverity()) {
+  case DiagnosticSeverity::Error:
+    severity = "error";
+    break;
+  case DiagnosticSeverity::Warning:
+    severity = "warning";
+    break;
+  case DiagnosticSeverity::Note:
+    severity = "note";
+    break;
+  case DiagnosticSeverity::Remark:
+    severity = "remark";
+    break;
+  }
+  std::string message = diag.str();
+  llvm::errs() << "pdc: " << severity << ": " << message;
+  if (auto name = nodeName(diag.getLocation()))
+    if (!StringRef(message).contains("'" + *name + "'"))
+      llvm::errs() << " (at node '" << *name << "')";
+  llvm::errs() << "\n";
+  for (Diagnostic &note : diag.getNotes())
+    printDiagnostic(note);
+}
+
+/// Imports the model and runs the compiler (firtool's executeFirtool).
+static LogicalResult executePdc(MLIRContext &context,
+                                const pd::CompilerOptions &opts) {
+  pd::ImportOptions importOpts;
+  importOpts.batchSize = opts.microbatch;
+  importOpts.lossOutput = lossName;
+  auto module = pd::importONNXFile(inputFilename, context, importOpts);
+  if (failed(module))
+    return failure();
+  if (opts.emit == "mlir-import") {
+    (*module)->print(llvm::outs());
+    llvm::outs() << "\n";
+    return success();
+  }
+  return pd::runCompiler(**module, opts, llvm::outs());
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  cl::HideUnrelatedOptions({&pdcCategory, &cl::getGeneralCategory()});
+  cl::ParseCommandLineOptions(argc, argv,
+                              "pdc: ahead-of-time compiler for "
+                              "pipeline-parallel training\n");
+  pd::CompilerOptions opts;
+  if (failed(buildOptions(opts)))
+    return 1;
+
+  DialectRegistry registry;
+  registry.insert<pd::PDDialect, func::FuncDialect, arith::ArithDialect,
+                  LLVM::LLVMDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.getDiagEngine().registerHandler([](Diagnostic &diag) {
+    printDiagnostic(diag);
+    return success();
+  });
+  return failed(executePdc(context, opts)) ? 1 : 0;
+}
