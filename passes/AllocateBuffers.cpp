@@ -137,6 +137,21 @@ static void allocateParams(ModuleOp module, int64_t stage,
     });
 }
 
+/// A weight gradient computed by a matmul that only feeds its accumulator
+/// is computed straight into the accumulator (C += A B): no workspace and
+/// no separate accumulation pass.
+static void fuseGradAccumulation(ModuleOp module, func::FuncOp bwd) {
+  bwd.walk([&](AccumulateGradOp acc) {
+    auto matmul = acc.getGrad().getDefiningOp<MatMulOp>();
+    if (!matmul || !matmul->hasOneUse())
+      return;
+    auto param = module.lookupSymbol<ParamOp>(acc.getParamAttr());
+    setBuffer(matmul, "grads",
+              cast<IntegerAttr>(param->getAttr("pd.grad_offset")).getInt());
+    matmul->setAttr("pd.accumulate", UnitAttr::get(module.getContext()));
+  });
+}
+
 /// The stash: the forward's results, which the backward takes as arguments.
 static void allocateStash(func::FuncOp fwd, func::FuncOp bwd,
                           Regions &regions) {
@@ -192,6 +207,7 @@ void AllocateBuffersPass::runOnOperation() {
     }
     Regions regions;
     allocateParams(module, s, {fwd, bwd}, optimizerStates, regions);
+    fuseGradAccumulation(module, bwd);
     allocateStash(fwd, bwd, regions);
     allocateCommAndConstants(fwd, regions);
     allocateCommAndConstants(bwd, regions);

@@ -240,7 +240,8 @@ LogicalResult StageLowering::lowerOp(Operation *op) {
         call("pdrt_matmul",
              {ctx, addr(mm.getLhs()), addr(mm.getRhs()), addr(mm), i64(m),
               i64(n), i64(k), i32(ta), i32(tb),
-              f32(mm.getAlpha().convertToFloat()), f32(0.0)});
+              f32(mm.getAlpha().convertToFloat()),
+              f32(mm->hasAttr("pd.accumulate") ? 1.0 : 0.0)});
         return success();
       })
       .Case<AddOp, SubOp, MulOp>([&](auto bin) {
@@ -297,6 +298,12 @@ LogicalResult StageLowering::lowerOp(Operation *op) {
         return success();
       })
       .Case<AccumulateGradOp>([&](AccumulateGradOp acc) {
+        // A gradient computed in place in its accumulator needs no call.
+        auto buffer =
+            acc.getGrad().getDefiningOp()->getAttrOfType<BufferAttr>(
+                kBufferAttr);
+        if (buffer && buffer.getRegion() == "grads")
+          return success();
         auto param = module.lookupSymbol<ParamOp>(acc.getParamAttr());
         int64_t offset =
             cast<IntegerAttr>(param->getAttr("pd.grad_offset")).getInt();

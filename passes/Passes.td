@@ -100,7 +100,9 @@ def AllocateBuffersPass : Pass<"pd-allocate-buffers", "::mlir::ModuleOp"> {
     go to the stash slot of their microbatch (d-k slots on stage k under 1F1B,
     `microbatches` under gpipe); sent values that are not stashed go to the
     comm region (forward and backward apart, so a send overlaps the other
-    phase); every other value goes to the workspace, packed by liveness.
+    phase); a weight gradient whose matmul only feeds the accumulator is
+    computed in place there (`pd.accumulate`, C += A B); every other value
+    goes to the workspace, packed by liveness.
     Results get `pd.buffer = #pd.buffer<region, offset>`, parameters get
     `pd.stage`, `pd.weight_offset`, `pd.grad_offset` and
     `pd.optimizer_offset`, and each stage's forward function gets the region

@@ -90,9 +90,7 @@ static double deviceFlopsPerSecond(StringRef spec) {
       .Default(50e9);
 }
 
-/// Step time of the pipeline: the slowest stage sets the pace; 2BW keeps
-/// the pipeline full (m slots per batch), flush and GPipe pay m + d - 1.
-static double predictStepSeconds(ArrayRef<StageInfo> stages,
+double mlir::pd::predictStepSeconds(ArrayRef<StageInfo> stages,
                                  const CompilerOptions &o) {
   double rate = deviceFlopsPerSecond(o.deviceSpec), slowest = 0;
   for (const StageInfo &s : stages)

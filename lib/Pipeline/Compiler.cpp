@@ -165,5 +165,13 @@ LogicalResult mlir::pd::runCompiler(ModuleOp module,
     return failure();
   if (!o.planOnly && failed(writeExecutables(module, stages, o, *dir)))
     return failure();
-  return dir->commit();
+  if (failed(dir->commit()))
+    return failure();
+  printPlanSummary(stages, o, out);
+  out << "wrote " << o.outputDir << "/";
+  if (o.planOnly)
+    out << "plan.json\n";
+  else
+    out << " (plan.json, run, stage0..stage" << o.stages - 1 << ")\n";
+  return success();
 }

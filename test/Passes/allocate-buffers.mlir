@@ -32,12 +32,14 @@ func.func @main(%x: tensor<4x8xf32> {pd.input_name = "x"}, %y: tensor<4xi64> {pd
 // CHECK: stage = 0, func = backward, value = arg0, region = stash, offset = 0, size = 256
 // CHECK: stage = 0, func = backward, value = arg1, region = stash, offset = 256, size = 128
 // CHECK: stage = 0, func = backward, value = pd.recv, region = workspace
+// The weight gradient is computed straight into its accumulator.
+// CHECK: stage = 0, func = backward, value = pd.matmul, region = grads, offset = 0, size = 512
 // Stage 1 sends dX from the comm region so the send overlaps the next forward.
 // CHECK: stage = 1, func = backward, value = pd.matmul, region = comm, offset = 0, size = 256
 // 2BW: two weight versions; Adam: two states per parameter; stage k of d
 // keeps d - k microbatches in flight.
-// CHECK: stage = 0, weights = 576 x 2, grads = 576, optimizer = 1152, stash = 384 x 2, workspace = 1024, comm = 0, total = 4672
-// CHECK: stage = 1, weights = 640 x 2, grads = 640, optimizer = 1280, stash = 512 x 1, workspace = 896, comm = 256, total = 4864
+// CHECK: stage = 0, weights = 576 x 2, grads = 576, optimizer = 1152, stash = 384 x 2, workspace = 512, comm = 0, total = 4160
+// CHECK: stage = 1, weights = 640 x 2, grads = 640, optimizer = 1280, stash = 512 x 1, workspace = 256, comm = 256, total = 4224
 
 // GPipe stashes all m microbatches on every stage and keeps one version.
 // GPIPE: stage = 0, weights = 576 x 1, grads = 576, optimizer = 0, stash = 384 x 4
@@ -45,6 +47,7 @@ func.func @main(%x: tensor<4x8xf32> {pd.input_name = "x"}, %y: tensor<4xi64> {pd
 
 // IR: pd.param @w1 {onnx_name = "fc1.weight", pd.grad_offset = 0 : i64, pd.optimizer_offset = 0 : i64, pd.stage = 0 : i64, pd.weight_offset = 0 : i64}
 // IR: pd.param @b1 {onnx_name = "fc1.bias", pd.grad_offset = 512 : i64, pd.optimizer_offset = 512 : i64, pd.stage = 0 : i64, pd.weight_offset = 512 : i64}
-// IR: func.func @stage0_forward() {{.*}}pd.regions = {comm = 0 : i64, grads = 576 : i64, optimizer = 576 : i64, stash_slot = 384 : i64, stash_slots = 2 : i64, weight_versions = 1 : i64, weights = 576 : i64, workspace = 1024 : i64}
+// IR: func.func @stage0_forward() {{.*}}pd.regions = {comm = 0 : i64, grads = 576 : i64, optimizer = 576 : i64, stash_slot = 384 : i64, stash_slots = 2 : i64, weight_versions = 1 : i64, weights = 576 : i64, workspace = 512 : i64}
 // IR: pd.input 0 "x" {pd.buffer = #pd.buffer<"stash", 256>}
 // IR: func.func @stage0_backward(%arg0: tensor<4x16xf32> {pd.buffer = #pd.buffer<"stash", 0>}, %arg1: tensor<4x8xf32> {pd.buffer = #pd.buffer<"stash", 256>})
+// IR: pd.matmul %{{.+}}, %arg1 {pd.accumulate, pd.buffer = #pd.buffer<"grads", 0>, transpose_lhs}

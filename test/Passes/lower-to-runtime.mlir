@@ -20,6 +20,8 @@ module attributes {pd.num_stages = 2 : i64} {
     %0 = pd.recv from 1 channel 1 {pd.buffer = #pd.buffer<"workspace", 0>} : tensor<4x16xf32>
     %1 = pd.sum_to %0 {pd.buffer = #pd.buffer<"workspace", 256>} : tensor<4x16xf32> -> tensor<16xf32>
     %2 = pd.matmul %0, %arg0 {pd.buffer = #pd.buffer<"workspace", 512>, transpose_lhs} : tensor<4x16xf32>, tensor<4x8xf32> -> tensor<16x8xf32>
+    %3 = pd.matmul %0, %arg0 {pd.accumulate, pd.buffer = #pd.buffer<"grads", 0>, transpose_lhs} : tensor<4x16xf32>, tensor<4x8xf32> -> tensor<16x8xf32>
+    pd.accumulate_grad @w1, %3 : tensor<16x8xf32>
     pd.accumulate_grad @b1, %1 : tensor<16xf32>
     pd.accumulate_grad @w1, %2 : tensor<16x8xf32>
     return
@@ -60,8 +62,17 @@ module attributes {pd.num_stages = 2 : i64} {
 // CHECK: llvm.call @pdrt_sum_to
 // CHECK: llvm.call @pdrt_matmul
 // Gradients accumulate into the grads region at the parameter's offset.
-// CHECK: %[[GB1:.+]] = llvm.getelementptr %{{.+}}[512]
+// A matmul marked pd.accumulate adds into the accumulator (beta = 1) and
+// its accumulate_grad needs no call.
+// CHECK: %[[GW1:.+]] = llvm.getelementptr %[[BG:arg[0-9]+]][0]
+// CHECK: llvm.mlir.constant(1.000000e+00 : f32) : f32
+// CHECK: %[[BETA:.+]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
+// CHECK: llvm.call @pdrt_matmul(%{{.+}}, %{{.+}}, %{{.+}}, %[[GW1]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[BETA]])
+// CHECK: %[[GB1:.+]] = llvm.getelementptr %[[BG]][512]
 // CHECK: llvm.call @pdrt_accumulate(%{{.+}}, %{{.+}}, %[[GB1]], %{{.+}})
+// CHECK: llvm.call @pdrt_accumulate
+// CHECK-NOT: llvm.call @pdrt_accumulate
+// CHECK: llvm.return
 
 // STAGE1-LABEL: llvm.func @pd_stage_forward
 // STAGE1: llvm.call @pdrt_recv

@@ -23,6 +23,16 @@ std::string buildStageManifest(const StageInfo &info,
 llvm::json::Value buildPlanJson(ArrayRef<StageInfo> stages,
                                 const CompilerOptions &options);
 
+/// Predicted seconds per global batch: the slowest stage paces the
+/// pipeline; 2BW keeps it full, flush and GPipe add d - 1 bubble slots.
+double predictStepSeconds(ArrayRef<StageInfo> stages,
+                          const CompilerOptions &options);
+
+/// Prints the plan for people: pipeline shape, per-stage work and memory,
+/// prediction.
+void printPlanSummary(ArrayRef<StageInfo> stages,
+                      const CompilerOptions &options, llvm::raw_ostream &os);
+
 /// Lowers stage `stage` of a buffer-assigned module (which is left
 /// unchanged) to an LLVM dialect module with the manifest embedded.
 FailureOr<OwningOpRef<ModuleOp>>
