@@ -336,6 +336,9 @@ int main(int argc, char **argv) {
                   LLVM::LLVMDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // A failing pass must not dump the IR into the user's one error line.
+  context.printOpOnDiagnostic(false);
+  context.printStackTraceOnDiagnostic(false);
   context.getDiagEngine().registerHandler([](Diagnostic &diag) {
     printDiagnostic(diag);
     return success();
