@@ -27,6 +27,16 @@ while [ $# -gt 0 ]; do
 done
 stage_args=(--model "$MODEL" "${args[@]}")
 ranks=$((STAGES * REPLICAS))
+# OpenBLAS falls back to its SSE3 (Prescott) kernels on CPUs newer than its
+# release; unless the user chose, use the widest kernels the CPU supports.
+if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ "$("$PLAN/stage0" --blas-core 2>/dev/null)" = Prescott ]; then
+  flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null) "
+  if [[ $flags == *" avx512f "* && $flags == *" avx512bw "* && $flags == *" avx512vl "* ]]; then
+    export OPENBLAS_CORETYPE=SkylakeX
+  elif [[ $flags == *" avx2 "* && $flags == *" fma "* ]]; then
+    export OPENBLAS_CORETYPE=Haswell
+  fi
+fi
 # One BLAS thread per rank unless the cores allow more.
 if [ -z "${OPENBLAS_NUM_THREADS:-}" ]; then
   threads=$(( $(nproc) / ranks )); [ "$threads" -ge 1 ] || threads=1
@@ -46,6 +56,7 @@ if [ -n "${SLURM_JOB_ID:-}" ] && command -v srun >/dev/null && [ -z "${PDC_USE_M
 fi
 
 mpi=(mpirun -x OPENBLAS_NUM_THREADS)
+[ -n "${OPENBLAS_CORETYPE:-}" ] && mpi+=(-x OPENBLAS_CORETYPE)
 [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
 if [ -n "$hostfile" ]; then
   mpi+=(--hostfile "$hostfile")

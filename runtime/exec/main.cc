@@ -9,6 +9,7 @@
 
 #include "executor.h"
 
+#include <cblas.h>
 #include <mpi.h>
 
 #include <cstdio>
@@ -36,9 +37,26 @@ pdrt::Status checkPlacement(const pdrt::Manifest &m, int rank, int size) {
   return pdrt::Status::ok();
 }
 
+/// Answers the launcher's questions about this executable without MPI:
+/// `--blas-core` (the OpenBLAS kernel family in use) and `--manifest`.
+bool answerQuery(int argc, char **argv) {
+  if (argc != 2)
+    return false;
+  std::string query = argv[1];
+  if (query == "--blas-core")
+    std::printf("%s\n", openblas_get_corename());
+  else if (query == "--manifest")
+    std::printf("%s\n", pd_stage_manifest());
+  else
+    return false;
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  if (answerQuery(argc, argv))
+    return 0;
   if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
     std::fprintf(stderr, "pdrt: error: MPI_Init failed\n");
     return 1;
