@@ -10,6 +10,7 @@
 #include "dialects/PD/IR/PDOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "passes/Passes.h"
+#include "passes/RuntimeLowering.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::pd {
@@ -26,34 +27,6 @@ struct LowerToRuntimePass
     : public mlir::pd::impl::LowerToRuntimePassBase<LowerToRuntimePass> {
   using LowerToRuntimePassBase::LowerToRuntimePassBase;
   void runOnOperation() override;
-};
-
-/// Builds the LLVM function of one stage function, op by op.
-class StageLowering {
-public:
-  StageLowering(ModuleOp module, OpBuilder &b) : module(module), b(b) {}
-
-  LogicalResult lower(func::FuncOp fn, StringRef name);
-
-private:
-  LogicalResult lowerOp(Operation *op);
-  Value address(Value v);
-  Value regionBase(StringRef region);
-  Value i64(int64_t v);
-  Value i32(int64_t v);
-  Value f32(double v);
-  Value constantGlobal(ConstantOp op);
-  Value descriptor(ArrayRef<int64_t> words);
-  void call(StringRef callee, ValueRange args);
-
-  ModuleOp module;
-  OpBuilder &b;
-  Location loc = b.getUnknownLoc();
-  /// ctx, weights, grads, stash, workspace, comm.
-  SmallVector<Value> params;
-  DenseMap<Value, Value> addresses;
-  /// Numbers the internal globals.
-  int64_t globalCounter = 0;
 };
 
 constexpr StringLiteral kRegionNames[] = {"weights", "grads", "stash",
@@ -177,7 +150,7 @@ static SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> shape,
 }
 
 /// [rank, dims..., strides of each operand...]; rank-0 shapes become [1].
-static SmallVector<int64_t> makeDescriptor(ArrayRef<int64_t> dims,
+SmallVector<int64_t> mlir::pd::makeDescriptor(ArrayRef<int64_t> dims,
                                            ArrayRef<ArrayRef<int64_t>> shapes) {
   SmallVector<int64_t> target(dims);
   if (target.empty())
@@ -189,10 +162,10 @@ static SmallVector<int64_t> makeDescriptor(ArrayRef<int64_t> dims,
   return words;
 }
 
-static ArrayRef<int64_t> shapeOf(Value v) {
+ArrayRef<int64_t> mlir::pd::shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
-static int64_t numel(Value v) {
+int64_t mlir::pd::numel(Value v) {
   return cast<RankedTensorType>(v.getType()).getNumElements();
 }
 
@@ -318,7 +291,10 @@ LogicalResult StageLowering::lowerOp(Operation *op) {
         b.create<LLVM::ReturnOp>(loc, ValueRange{});
         return success();
       })
-      .Default([&](Operation *other) {
+      .Default([&](Operation *other) -> LogicalResult {
+        for (auto family : {lowerTensorOp, lowerNNOp, lowerConvOp})
+          if (std::optional<LogicalResult> done = family(*this, other))
+            return *done;
         return other->emitError("pd-lower-to-runtime: no runtime kernel for '")
                << other->getName() << "'";
       });

@@ -61,6 +61,7 @@ void registerMathHandlers(HandlerTable &table);   // ONNXOpsMath.cpp
 void registerNNHandlers(HandlerTable &table);     // ONNXOpsNN.cpp
 void registerLossHandlers(HandlerTable &table);   // ONNXOpsLoss.cpp
 void registerTensorHandlers(HandlerTable &table); // ONNXOpsTensor.cpp
+void registerConvHandlers(HandlerTable &table);   // ONNXOpsConv.cpp
 
 //===----------------------------------------------------------------------===//
 // Type helpers (ONNXTypes.cpp)

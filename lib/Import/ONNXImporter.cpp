@@ -40,6 +40,7 @@ GraphImporter::GraphImporter(MLIRContext &ctx, const onnx::ModelProto &model,
   registerNNHandlers(handlers);
   registerLossHandlers(handlers);
   registerTensorHandlers(handlers);
+  registerConvHandlers(handlers);
 }
 
 Location GraphImporter::fileLoc() {

@@ -355,4 +355,12 @@ def PD_ReportLossOp : PD_Op<"report_loss"> {
   let assemblyFormat = "$loss attr-dict `:` type($loss)";
 }
 
+//===----------------------------------------------------------------------===//
+// Op families, one file each
+//===----------------------------------------------------------------------===//
+
+include "dialects/PD/IR/PDOpsTensor.td"
+include "dialects/PD/IR/PDOpsNN.td"
+include "dialects/PD/IR/PDOpsConv.td"
+
 #endif // PD_OPS

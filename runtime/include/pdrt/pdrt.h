@@ -136,4 +136,9 @@ void pdrt_recv(pdrt_ctx *ctx, int64_t channel, void *buf, int64_t bytes);
 }
 #endif
 
+/* Kernels of the op families, one header each. */
+#include "pdrt/pdrt_tensor.h"
+#include "pdrt/pdrt_nn.h"
+#include "pdrt/pdrt_conv.h"
+
 #endif /* PDRT_PDRT_H */
