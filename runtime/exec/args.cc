@@ -53,6 +53,8 @@ Status parseFlag(const std::string &flag, const std::string &value,
     o->dataDir = value;
   } else if (flag == "--save-onnx") {
     o->saveOnnx = value;
+  } else if (flag == "--dump-grads") {
+    o->dumpGrads = value;
   } else {
     return Status::error(format("unknown argument '%s'", flag.c_str()));
   }
@@ -81,7 +83,8 @@ Status parseArgs(const std::vector<std::string> &args, RunOptions *out) {
       continue;
     }
     static const char *const kValued[] = {"--model", "--steps", "--lr", "--seed",
-                                          "--log-every", "--data", "--save-onnx"};
+                                          "--log-every", "--data", "--save-onnx",
+                                          "--dump-grads"};
     if (std::find(std::begin(kValued), std::end(kValued), flag) == std::end(kValued))
       return Status::error(format("unknown argument '%s'", flag.c_str()));
     if (!hasValue) {

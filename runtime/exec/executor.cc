@@ -69,6 +69,7 @@ private:
   Status allocate();
   Status callStage(const Action &a);
   Status update(const Action &a);
+  Status dumpGradients();
   Status logLoss(int64_t j);
 
   const Manifest &m_;
@@ -164,12 +165,27 @@ Status Executor::callStage(const Action &a) {
 Status Executor::update(const Action &a) {
   float *g = reinterpret_cast<float *>(grads());
   PDRT_RETURN_IF_ERROR(allreduceSum(ctx_.replicaComm, g, m_.regions.grads / 4));
+  if (a.index == 0 && replica_ == 0 && !opts_.dumpGrads.empty())
+    PDRT_RETURN_IF_ERROR(dumpGradients());
   applyOptimizer(m_, optimizer_, weights(a.version), weights(a.writeVersion),
                  grads(), optState(), a.index + 1);
   std::memset(grads(), 0, (size_t)m_.regions.grads);
   newestVersion_ = a.writeVersion;
   if (m_.stage == m_.stages - 1)
     PDRT_RETURN_IF_ERROR(logLoss(a.index));
+  return Status::ok();
+}
+
+Status Executor::dumpGradients() {
+  for (const ParamInfo &p : m_.params) {
+    std::string name = p.name;
+    for (size_t at = name.find('/'); at != std::string::npos;
+         at = name.find('/', at + 2))
+      name.replace(at, 1, "__");
+    PDRT_RETURN_IF_ERROR(writeNpy(opts_.dumpGrads + "/" + name + ".npy",
+                                  DType::Float32, p.shape,
+                                  grads() + p.gradOffset));
+  }
   return Status::ok();
 }
 

@@ -27,6 +27,10 @@ struct RunOptions {
   bool synthetic = false;
   std::string saveOnnx;
   bool printMemory = false;
+  /// --dump-grads DIR: write each parameter's gradient of the first step
+  /// (summed over microbatches and replicas, before the update) to
+  /// DIR/NAME.npy, '/' in names replaced by '__'. For gradient checks.
+  std::string dumpGrads;
 };
 
 /// Parses the stage command line (argv[1..]); errors name the argument.

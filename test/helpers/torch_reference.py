@@ -21,93 +21,13 @@ import os
 import sys
 
 import numpy as np
-import onnx
 import torch
-import torch.nn.functional as F
-from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnx_torch import OnnxModule  # noqa: E402
 
 SCHEDULES = ("2bw", "flush", "gpipe")
 OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
-
-
-# ----------------------------------------------------------------------------
-# ONNX graph interpreter
-# ----------------------------------------------------------------------------
-
-def _attrs(node):
-    """Return the node's attributes as a dict of Python values."""
-    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-
-
-def _gemm(inputs, attrs):
-    a, b = inputs[0], inputs[1]
-    if attrs.get("transA", 0):
-        a = a.t()
-    if attrs.get("transB", 0):
-        b = b.t()
-    out = attrs.get("alpha", 1.0) * (a @ b)
-    if len(inputs) > 2 and inputs[2] is not None:
-        out = out + attrs.get("beta", 1.0) * inputs[2]
-    return out
-
-
-def _constant(inputs, attrs):
-    if "value" not in attrs:
-        raise NotImplementedError("Constant without a 'value' attribute")
-    return torch.from_numpy(numpy_helper.to_array(attrs["value"]).copy())
-
-
-def _softmax_cross_entropy(inputs, attrs):
-    if len(inputs) > 2 and inputs[2] is not None:
-        raise NotImplementedError("SoftmaxCrossEntropyLoss with class weights")
-    reduction = attrs.get("reduction", b"mean")
-    reduction = reduction.decode() if isinstance(reduction, bytes) else reduction
-    return F.cross_entropy(inputs[0], inputs[1].long(), reduction=reduction,
-                           ignore_index=attrs.get("ignore_index", -100))
-
-
-OPS = {
-    "Gemm": _gemm,
-    "MatMul": lambda i, a: torch.matmul(i[0], i[1]),
-    "Add": lambda i, a: i[0] + i[1],
-    "Sub": lambda i, a: i[0] - i[1],
-    "Mul": lambda i, a: i[0] * i[1],
-    "Relu": lambda i, a: torch.relu(i[0]),
-    "Identity": lambda i, a: i[0],
-    "Constant": _constant,
-    "SoftmaxCrossEntropyLoss": _softmax_cross_entropy,
-}
-
-
-class OnnxModule:
-    """A torch evaluation of an ONNX training graph (forward + scalar loss)."""
-
-    def __init__(self, path):
-        self.model = onnx.load(path)
-        graph = self.model.graph
-        for node in graph.node:
-            if node.op_type not in OPS or node.domain not in ("", "ai.onnx"):
-                raise NotImplementedError(
-                    f"torch_reference: unsupported op {node.domain or 'ai.onnx'}."
-                    f"{node.op_type} (node '{node.name}')")
-        self.params = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy())
-                       for t in graph.initializer}
-        self.input_names = [i.name for i in graph.input if i.name not in self.params]
-        self.loss_name = graph.output[0].name
-
-    def trainable(self):
-        """Return the names of the floating-point initializers (the weights)."""
-        return [n for n, t in self.params.items() if t.is_floating_point()]
-
-    def loss(self, weights, inputs):
-        """Evaluate the graph; weights and inputs map names to tensors."""
-        env = dict(self.params)
-        env.update(weights)
-        env.update(inputs)
-        for node in self.model.graph.node:
-            args = [env[n] if n else None for n in node.input]
-            env[node.output[0]] = OPS[node.op_type](args, _attrs(node))
-        return env[self.loss_name]
 
 
 # ----------------------------------------------------------------------------

@@ -1,0 +1,97 @@
+"""A torch interpreter for ONNX training graphs: the oracle of pdc's tests.
+
+Each op family registers its ops in OPS from its own module (core, tensor,
+nn, conv). An op is `fn(inputs, attrs, ctx) -> tensor or tuple of tensors`:
+`inputs` are torch tensors (None for omitted optional inputs), `attrs` the
+node's attributes as Python values (strings decoded), `ctx` an OpContext with
+the model's opset, the node, its index in the graph and the RNG key of the
+current microbatch (for Dropout). Semantics follow each op's ONNX definition
+at the model's opset.
+
+Runs only under Debian's /usr/bin/python3 (torch 1.13, onnx 1.12).
+"""
+import dataclasses
+
+import onnx
+import torch
+from onnx import numpy_helper
+
+OPS = {}
+
+
+def register(name):
+    """Decorator: register `fn` as the interpreter of ONNX op `name`."""
+    def wrap(fn):
+        OPS[name] = fn
+        return fn
+    return wrap
+
+
+@dataclasses.dataclass
+class OpContext:
+    opset: int
+    node: onnx.NodeProto
+    index: int                  # position of the node in the graph
+    rng: dict                   # {"seed", "step", "microbatch"} for Dropout
+
+
+def attrs_of(node):
+    """The node's attributes as Python values, strings decoded."""
+    out = {}
+    for a in node.attribute:
+        v = onnx.helper.get_attribute_value(a)
+        out[a.name] = v.decode() if isinstance(v, bytes) else v
+    return out
+
+
+def model_opset(model):
+    for o in model.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            return o.version
+    return 1
+
+
+class OnnxModule:
+    """A torch evaluation of an ONNX graph (forward + scalar loss)."""
+
+    def __init__(self, path, dtype=torch.float32):
+        from . import core, tensor, nn, conv  # noqa: F401 (register ops)
+        self.model = onnx.load(path)
+        self.opset = model_opset(self.model)
+        graph = self.model.graph
+        for node in graph.node:
+            if node.op_type not in OPS or node.domain not in ("", "ai.onnx"):
+                raise NotImplementedError(
+                    f"onnx_torch: unsupported op {node.domain or 'ai.onnx'}."
+                    f"{node.op_type} (node '{node.name}')")
+        self.params = {}
+        for t in graph.initializer:
+            value = torch.from_numpy(numpy_helper.to_array(t).copy())
+            if value.is_floating_point():
+                value = value.to(dtype)
+            self.params[t.name] = value
+        self.input_names = [i.name for i in graph.input
+                            if i.name not in self.params]
+        self.loss_name = graph.output[0].name
+        self.dtype = dtype
+
+    def trainable(self):
+        """The names of the floating-point initializers (the weights)."""
+        return [n for n, t in self.params.items() if t.is_floating_point()]
+
+    def loss(self, weights, inputs, rng=None):
+        """Evaluates the graph; weights and inputs map names to tensors."""
+        env = dict(self.params)
+        env.update(weights)
+        for name, value in inputs.items():
+            env[name] = value.to(self.dtype) if value.is_floating_point() else value
+        rng = rng or {"seed": 0, "step": 0, "microbatch": 0}
+        for index, node in enumerate(self.model.graph.node):
+            args = [env[n] if n else None for n in node.input]
+            ctx = OpContext(self.opset, node, index, rng)
+            out = OPS[node.op_type](args, attrs_of(node), ctx)
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            for name, value in zip(node.output, outs):
+                if name:
+                    env[name] = value
+        return env[self.loss_name]

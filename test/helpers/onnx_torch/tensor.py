@@ -1,0 +1,5 @@
+"""Interpreters of the ONNX tensor ops (see __init__.py for the op signature)."""
+import torch
+import torch.nn.functional as F
+
+from . import register
