@@ -13,7 +13,7 @@ PKGS=(
   # runtime: BLAS and MPI
   libopenblas-dev libopenmpi-dev openmpi-bin nlohmann-json3-dev
   # tests
-  libgtest-dev python3-numpy python3-onnx python3-torch
+  libgtest-dev python3-numpy python3-onnx python3-torch libonnx-testdata
 )
 
 missing=()

@@ -11,7 +11,7 @@
 #include "PlanDirectory.h"
 #include "dialects/PD/IR/PDOps.h"
 #include "mlir/Pass/PassManager.h"
-#include "passes/Passes.h"
+#include "pd/Pipeline/Pipeline.h"
 #include "pd/Codegen/Codegen.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -116,25 +116,21 @@ LogicalResult mlir::pd::runCompiler(ModuleOp module,
   CompilerOptions o = options;
   if (failed(resolveOptions(module, o)))
     return failure();
+  TrainingPipelineOptions phases;
+  phases.stages = o.stages;
+  phases.microbatches = o.microbatches;
+  phases.schedule = o.schedule;
+  phases.optimizer = o.optimizer;
   PassManager pm(module.getContext());
-  pm.addPass(createAutodiffPass());
+  addAutodiffPhase(pm);
   FailureOr<bool> done = runPhase(pm, module, "mlir-grad", o, out);
   if (failed(done) || *done)
     return done;
-
-  PartitionStagesPassOptions partition;
-  partition.numStages = o.stages;
-  pm.addPass(createPartitionStagesPass(partition));
-  pm.addPass(createOutlineStagesPass());
+  addStagesPhase(pm, phases);
   done = runPhase(pm, module, "mlir-stages", o, out);
   if (failed(done) || *done)
     return done;
-
-  AllocateBuffersPassOptions buffers;
-  buffers.schedule = o.schedule;
-  buffers.microbatches = o.microbatches;
-  buffers.optimizer = o.optimizer;
-  pm.addPass(createAllocateBuffersPass(buffers));
+  addBuffersPhase(pm, phases);
   done = runPhase(pm, module, "mlir-buffers", o, out);
   if (failed(done) || *done)
     return done;

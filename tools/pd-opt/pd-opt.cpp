@@ -11,6 +11,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "passes/Passes.h"
+#include "pd/Pipeline/Pipeline.h"
 
 namespace mlir::pd::test {
 void registerTestPasses();
@@ -21,6 +22,7 @@ int main(int argc, char **argv) {
   registry.insert<mlir::pd::PDDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::LLVM::LLVMDialect>();
   mlir::pd::registerPDPasses();
+  mlir::pd::registerTrainingPipeline();
   mlir::pd::test::registerTestPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "pd optimizer driver\n", registry));

@@ -1,0 +1,38 @@
+//===- Pipeline.h - The pass pipelines of pdc -------------------*- C++ -*-===//
+//
+// The phases of the training compiler as pass pipelines, shared by the pdc
+// driver (which stops after the phase --emit names) and pd-opt, where the
+// whole sequence is registered as `pd-training-pipeline`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PD_PIPELINE_PIPELINE_H
+#define PD_PIPELINE_PIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace mlir::pd {
+
+/// The options the phases after import need.
+struct TrainingPipelineOptions {
+  int64_t stages = 1;
+  int64_t microbatches = 0;
+  std::string schedule = "2bw";
+  std::string optimizer = "sgd";
+};
+
+/// Phase 1: reverse-mode differentiation of the loss.
+void addAutodiffPhase(OpPassManager &pm);
+/// Phase 2: balanced stage assignment and per-stage function outlining.
+void addStagesPhase(OpPassManager &pm, const TrainingPipelineOptions &options);
+/// Phase 3: the 2BW memory plan of every stage.
+void addBuffersPhase(OpPassManager &pm, const TrainingPipelineOptions &options);
+
+/// Registers `pd-training-pipeline` (all three phases) for pd-opt.
+void registerTrainingPipeline();
+
+} // namespace mlir::pd
+
+#endif // PD_PIPELINE_PIPELINE_H

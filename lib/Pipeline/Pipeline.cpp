@@ -1,0 +1,77 @@
+//===- Pipeline.cpp - The pass pipelines of pdc -----------------*- C++ -*-===//
+//
+// Builds the phases of the training compiler from the pd passes, each
+// addPass with the reason it is there, and registers the whole sequence as
+// `pd-training-pipeline` for pd-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pd/Pipeline/Pipeline.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "passes/Passes.h"
+
+using namespace mlir;
+using namespace mlir::pd;
+
+void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
+  // Forward + backward in one function, gradient ops tagged with the op
+  // they differentiate, so partitioning can keep them together.
+  pm.addPass(createAutodiffPass());
+}
+
+void mlir::pd::addStagesPhase(OpPassManager &pm,
+                              const TrainingPipelineOptions &options) {
+  // Decide: balance forward+backward FLOPs over contiguous stages.
+  PartitionStagesPassOptions partition;
+  partition.numStages = options.stages;
+  pm.addPass(createPartitionStagesPass(partition));
+  // Rewrite: per-stage forward/backward functions with explicit stash and
+  // send/recv, the form every later phase works on.
+  pm.addPass(createOutlineStagesPass());
+}
+
+void mlir::pd::addBuffersPhase(OpPassManager &pm,
+                               const TrainingPipelineOptions &options) {
+  // Give every tensor its region and offset; this sets each stage's exact
+  // memory, which plan.json reports and the runtime allocates.
+  AllocateBuffersPassOptions buffers;
+  buffers.schedule = options.schedule;
+  buffers.microbatches = options.microbatches;
+  buffers.optimizer = options.optimizer;
+  pm.addPass(createAllocateBuffersPass(buffers));
+}
+
+namespace {
+/// pd-opt's view of TrainingPipelineOptions.
+struct TrainingPipelineCLOptions
+    : public PassPipelineOptions<TrainingPipelineCLOptions> {
+  Option<int64_t> stages{*this, "num-stages",
+                         llvm::cl::desc("Pipeline stages"), llvm::cl::init(1)};
+  Option<int64_t> microbatches{
+      *this, "microbatches",
+      llvm::cl::desc("Microbatches per batch (0: the number of stages)"),
+      llvm::cl::init(0)};
+  Option<std::string> schedule{*this, "schedule",
+                               llvm::cl::desc("2bw, flush or gpipe"),
+                               llvm::cl::init("2bw")};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("sgd, momentum, adam, adamw"),
+                                llvm::cl::init("sgd")};
+};
+} // namespace
+
+void mlir::pd::registerTrainingPipeline() {
+  PassPipelineRegistration<TrainingPipelineCLOptions>(
+      "pd-training-pipeline",
+      "Autodiff, stage partitioning and outlining, and buffer allocation",
+      [](OpPassManager &pm, const TrainingPipelineCLOptions &cl) {
+        TrainingPipelineOptions options;
+        options.stages = cl.stages;
+        options.microbatches = cl.microbatches;
+        options.schedule = cl.schedule;
+        options.optimizer = cl.optimizer;
+        addAutodiffPhase(pm);
+        addStagesPhase(pm, options);
+        addBuffersPhase(pm, options);
+      });
+}
