@@ -16,6 +16,10 @@ gets its own weight). It
    per parameter, and float64 autograd on all elements;
 4. prints `grad check: ...` lines and PASS, or FAIL and exits 1.
 
+With --data, MODEL is a binary .onnx (e.g. a whole exported GPT) checked on
+the first microbatch of the given inputs (as many rows as the model's batch
+dimension); use --samples 0 to compare with autograd only.
+
 The checked error is max |g_pdc - g_ref| / max(max |g_ref|, 1e-3) per
 parameter, against FD (sampled elements) and autograd (all elements). The
 forward loss of pdc must match the float64 interpreter too.
@@ -97,8 +101,13 @@ def run_pdc(args, model_path, data_dir, work):
 def reference(model_path, data_dir, samples, seed):
     """float64 loss, autograd gradients and sampled central differences."""
     module = OnnxModule(model_path, dtype=torch.float64)
-    inputs = {n: torch.from_numpy(np.load(os.path.join(data_dir, n + ".npy")))
-              for n in module.input_names}
+    # pdc's one step reads the first microbatch (dim 0 of the model's inputs).
+    dims = {v.name: v.type.tensor_type.shape.dim for v in module.model.graph.input}
+    inputs = {}
+    for n in module.input_names:
+        data = np.load(os.path.join(data_dir, n + ".npy"))
+        rows = dims[n][0].dim_value if dims[n] and dims[n][0].dim_value else len(data)
+        inputs[n] = torch.from_numpy(data[:rows].copy())
     weights = {n: module.params[n].clone().requires_grad_(True)
                for n in module.trainable()}
     loss = module.loss(weights, inputs)
@@ -132,7 +141,10 @@ def rel_error(a, b):
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", help="ONNX text model (.onnxtext)")
+    p.add_argument("model", help="ONNX text model (.onnxtext), or a binary "
+                   ".onnx model with --data")
+    p.add_argument("--data", help="use these NAME.npy inputs (first axis = "
+                   "one microbatch) with a binary model instead of random ones")
     p.add_argument("--pdc", default="pdc")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--int-high", type=int, default=2)
@@ -140,10 +152,13 @@ def main():
     p.add_argument("--tol", type=float, default=1e-3)
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as work:
-        model_path = os.path.join(work, "model.onnx")
-        model = build_model(args.model, model_path, args.seed)
-        data_dir = os.path.join(work, "data")
-        write_inputs(model, data_dir, args.seed, args.int_high)
+        if args.data:
+            model_path, data_dir = os.path.abspath(args.model), args.data
+        else:
+            model_path = os.path.join(work, "model.onnx")
+            model = build_model(args.model, model_path, args.seed)
+            data_dir = os.path.join(work, "data")
+            write_inputs(model, data_dir, args.seed, args.int_high)
         try:
             loss, grads = run_pdc(args, model_path, data_dir, work)
         except subprocess.CalledProcessError as e:
@@ -156,7 +171,8 @@ def main():
     for name, g in sorted(autograd.items()):
         mine = grads[name].astype(np.float64)
         idx = sorted(fd[name])
-        err_fd = rel_error(mine.reshape(-1)[idx], np.array([fd[name][i] for i in idx]))
+        err_fd = rel_error(mine.reshape(-1)[idx],
+                           np.array([fd[name][i] for i in idx])) if idx else 0.0
         err_ag = rel_error(mine, g)
         worst_fd, worst_ag = max(worst_fd, err_fd), max(worst_ag, err_ag)
         print(f"grad check: {name}: vs finite differences {err_fd:.2e}, "
