@@ -45,17 +45,11 @@ struct Interval {
 } // namespace
 
 static void setBuffer(Value v, StringRef region, int64_t offset) {
-  auto attr = BufferAttr::get(v.getContext(), region, offset);
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto fn = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    fn.setArgAttr(arg.getArgNumber(), kBufferAttr, attr);
-    return;
-  }
-  v.getDefiningOp()->setAttr(kBufferAttr, attr);
+  mlir::pd::setBuffer(v, BufferAttr::get(v.getContext(), region, offset));
 }
 
 static bool hasBuffer(Value v) {
-  return v.getDefiningOp() && v.getDefiningOp()->hasAttr(kBufferAttr);
+  return !isa<BlockArgument>(v) && getBuffer(v);
 }
 
 /// Packs `intervals` (sorted by start) first-fit; returns the peak size.
@@ -161,9 +155,7 @@ static void allocateStash(func::FuncOp fwd, func::FuncOp bwd,
       setBuffer(v, "stash", regions.stash);
       regions.stash += alignUp(getTensorBytes(v.getType()));
     }
-    setBuffer(bwd.getArgument(i), "stash",
-              cast<BufferAttr>(v.getDefiningOp()->getAttr(kBufferAttr))
-                  .getOffset());
+    setBuffer(bwd.getArgument(i), "stash", getBuffer(v).getOffset());
   }
 }
 

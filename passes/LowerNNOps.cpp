@@ -1,16 +1,130 @@
-//===- LowerNNOps.cpp - Runtime calls of nn ops -------------*- C++ -*-===//
+//===- LowerNNOps.cpp - Runtime calls of NN ops -----------------*- C++ -*-===//
 //
-// pd-lower-to-runtime's hook for the neural-network math (softmax, layer norm, dropout, reductions, unary math): each op becomes one call of
-// its pdrt_* kernel on the addresses StageLowering computes.
+// pd-lower-to-runtime's hook for neural-network math (reductions, unary
+// math, division, softmax, layer norm): each op becomes one call of its
+// pdrt_* kernel (runtime/include/pdrt/pdrt_nn.h) on the addresses
+// StageLowering computes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/RuntimeLowering.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::pd;
 
+/// `shape` with the dimensions at `axes` set to 1.
+static SmallVector<int64_t> keptShape(ArrayRef<int64_t> shape,
+                                      ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> out(shape);
+  for (int64_t a : axes)
+    out[a] = 1;
+  return out;
+}
+
+static int64_t product(ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+/// Calls pdrt_unary for a unary math op of `kind`.
+static LogicalResult lowerUnary(StageLowering &L, Operation *op, int64_t kind,
+                                float alpha) {
+  Value x = op->getOperand(0), y = op->getResult(0);
+  L.call("pdrt_unary", {L.ctx(), L.i32(kind), L.f32(alpha), L.address(x),
+                        L.address(y), L.i64(numel(y))});
+  return success();
+}
+
+/// The outer/dim/inner split of a shape around `axis`.
+static std::array<int64_t, 3> splitAt(ArrayRef<int64_t> shape, int64_t axis) {
+  return {product(shape.take_front(axis)), shape[axis],
+          product(shape.drop_front(axis + 1))};
+}
+
+static LogicalResult lowerSoftmax(StageLowering &L, Operation *op, Value in,
+                                  Value out, int64_t axis, bool log,
+                                  Value grad) {
+  auto [outer, dim, inner] = splitAt(shapeOf(out), axis);
+  SmallVector<Value> args{L.ctx()};
+  if (grad)
+    args.push_back(L.address(grad));
+  args.append({L.address(in), L.address(op->getResult(0)), L.i64(outer),
+               L.i64(dim), L.i64(inner), L.i32(log)});
+  L.call(grad ? "pdrt_softmax_grad" : "pdrt_softmax", args);
+  return success();
+}
+
 std::optional<LogicalResult> mlir::pd::lowerNNOp(StageLowering &L,
-                                                  Operation *op) {
-  return std::nullopt;
+                                                 Operation *op) {
+  return TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
+      .Case<ReduceSumOp>([&](ReduceSumOp r) {
+        auto in = shapeOf(r.getInput());
+        Value desc = L.descriptor(
+            makeDescriptor(in, {keptShape(in, r.getAxes())}));
+        L.call("pdrt_sum_to", {L.ctx(), L.address(r.getInput()), L.address(r),
+                               L.i64(numel(r)), desc});
+        return success();
+      })
+      .Case<BroadcastAxesOp>([&](BroadcastAxesOp b) {
+        auto out = shapeOf(b);
+        Value desc = L.descriptor(
+            makeDescriptor(out, {keptShape(out, b.getAxes())}));
+        L.call("pdrt_broadcast",
+               {L.ctx(), L.address(b.getInput()), L.address(b), desc});
+        return success();
+      })
+      .Case<DivOp>([&](DivOp d) {
+        Value desc = L.descriptor(makeDescriptor(
+            shapeOf(d), {shapeOf(d.getLhs()), shapeOf(d.getRhs())}));
+        L.call("pdrt_binary", {L.ctx(), L.i32(3), L.address(d.getLhs()),
+                               L.address(d.getRhs()), L.address(d), desc});
+        return success();
+      })
+      .Case<NegOp, SqrtOp, ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp,
+            ReciprocalOp>([&](auto u) {
+        return lowerUnary(L, op, decltype(u)::kKind, 0.0f);
+      })
+      .Case<PowOp>([&](PowOp p) {
+        return lowerUnary(L, op, 8, p.getExponent().convertToFloat());
+      })
+      .Case<UnaryGradOp>([&](UnaryGradOp g) {
+        L.call("pdrt_unary_grad",
+               {L.ctx(), L.i32(g.getKind()), L.f32(g.getAlpha().convertToFloat()),
+                L.address(g.getGrad()), L.address(g.getInput()),
+                L.address(g.getOutput()), L.address(g), L.i64(numel(g))});
+        return success();
+      })
+      .Case<SoftmaxOp>([&](SoftmaxOp s) {
+        return lowerSoftmax(L, op, s.getInput(), s, s.getAxis(), s.getLog(),
+                            Value());
+      })
+      .Case<SoftmaxGradOp>([&](SoftmaxGradOp s) {
+        return lowerSoftmax(L, op, s.getOutput(), s, s.getAxis(), s.getLog(),
+                            s.getGrad());
+      })
+      .Case<LayerNormOp>([&](LayerNormOp n) {
+        auto shape = shapeOf(n);
+        int64_t rows = product(shape.take_front(n.getAxis()));
+        L.call("pdrt_layer_norm",
+               {L.ctx(), L.address(n.getInput()), L.address(n.getScale()),
+                L.address(n.getBias()), L.address(n), L.i64(rows),
+                L.i64(numel(n) / std::max<int64_t>(rows, 1)),
+                L.f32(n.getEpsilon().convertToFloat())});
+        return success();
+      })
+      .Case<LayerNormGradOp>([&](LayerNormGradOp n) {
+        auto shape = shapeOf(n.getInput());
+        int64_t rows = product(shape.take_front(n.getAxis()));
+        L.call("pdrt_layer_norm_grad",
+               {L.ctx(), L.address(n.getGrad()), L.address(n.getInput()),
+                L.address(n.getScale()), L.address(n.getInputGrad()),
+                L.address(n.getScaleGrad()), L.address(n.getBiasGrad()),
+                L.i64(rows), L.i64(numel(n.getInput()) / std::max<int64_t>(rows, 1)),
+                L.f32(n.getEpsilon().convertToFloat())});
+        return success();
+      })
+      .Default([](Operation *) { return std::nullopt; });
 }

@@ -111,13 +111,7 @@ Value StageLowering::regionBase(StringRef region) {
 Value StageLowering::address(Value v) {
   if (Value cached = addresses.lookup(v))
     return cached;
-  BufferAttr buffer;
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto fn = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    buffer = fn.getArgAttrOfType<BufferAttr>(arg.getArgNumber(), kBufferAttr);
-  } else {
-    buffer = v.getDefiningOp()->getAttrOfType<BufferAttr>(kBufferAttr);
-  }
+  BufferAttr buffer = getBuffer(v);
   if (!buffer)
     return {};
   Value base = regionBase(buffer.getRegion());
@@ -272,9 +266,7 @@ LogicalResult StageLowering::lowerOp(Operation *op) {
       })
       .Case<AccumulateGradOp>([&](AccumulateGradOp acc) {
         // A gradient computed in place in its accumulator needs no call.
-        auto buffer =
-            acc.getGrad().getDefiningOp()->getAttrOfType<BufferAttr>(
-                kBufferAttr);
+        BufferAttr buffer = getBuffer(acc.getGrad());
         if (buffer && buffer.getRegion() == "grads")
           return success();
         auto param = module.lookupSymbol<ParamOp>(acc.getParamAttr());

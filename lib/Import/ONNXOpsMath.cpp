@@ -140,7 +140,7 @@ static LogicalResult importGemm(NodeBinder &b) {
   return failed(sum) ? failure() : b.setResult(0, *sum);
 }
 
-/// Add, Sub, Mul (7, 13, 14): numpy broadcasting on f32.
+/// Add, Sub, Mul, Div (7, 13, 14): numpy broadcasting on f32.
 template <typename OpTy>
 static LogicalResult importBroadcastBinary(NodeBinder &b) {
   Value lhs, rhs;
@@ -157,4 +157,5 @@ void mlir::pd::detail::registerMathHandlers(HandlerTable &table) {
   table["Add"] = {7, importBroadcastBinary<AddOp>};
   table["Sub"] = {7, importBroadcastBinary<SubOp>};
   table["Mul"] = {7, importBroadcastBinary<MulOp>};
+  table["Div"] = {7, importBroadcastBinary<DivOp>};
 }

@@ -1,7 +1,9 @@
-//===- ONNXOpsNN.cpp - Activations ------------------------------*- C++ -*-===//
+//===- ONNXOpsNN.cpp - Activations, math, reductions, norms -----*- C++ -*-===//
 //
-// Handlers for the neural-network activation family. Relu is what a plain
-// torch MLP exports; every activation keeps its operand's shape and type.
+// Handlers for the neural-network family: unary activations and math
+// (Relu, Neg, Sqrt, Exp, Log, Erf, Tanh, Sigmoid, Reciprocal, Pow with a
+// constant exponent), reductions (ReduceSum, ReduceMean, axes as attribute
+// or input per opset), Softmax/LogSoftmax and LayerNormalization.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +22,202 @@ template <typename OpTy> static LogicalResult importUnary(NodeBinder &b) {
   return b.setResult(0, result);
 }
 
+/// The elements of a compile-time constant (a pd.constant), as doubles.
+static FailureOr<SmallVector<double>> constantElements(NodeBinder &b,
+                                                       unsigned i) {
+  Value v;
+  if (b.operand(v, i))
+    return failure();
+  auto constant = v.getDefiningOp<ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                        : DenseElementsAttr();
+  if (!dense) {
+    b.emitError() << "input '" << b.inputName(i)
+                  << "' must be a compile-time constant";
+    return failure();
+  }
+  SmallVector<double> out;
+  if (dense.getElementType().isF32())
+    for (APFloat f : dense.getValues<APFloat>())
+      out.push_back(f.convertToDouble());
+  else
+    for (APInt n : dense.getValues<APInt>())
+      out.push_back((double)n.getSExtValue());
+  return out;
+}
+
+/// Normalises ONNX axes (negative counts from the back) into sorted unique
+/// axes of a rank-`rank` tensor.
+static FailureOr<SmallVector<int64_t>>
+normalizeAxes(NodeBinder &b, ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> out;
+  for (int64_t a : axes) {
+    int64_t n = a < 0 ? a + rank : a;
+    if (n < 0 || n >= rank) {
+      b.emitError() << "axis " << a << " is out of range for rank " << rank;
+      return failure();
+    }
+    out.push_back(n);
+  }
+  llvm::sort(out);
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+/// The axes of ReduceSum/ReduceMean: an attribute before `inputSince`, an
+/// optional constant input from it on; no axes means all (or none with
+/// noop_with_empty_axes).
+static FailureOr<SmallVector<int64_t>> reductionAxes(NodeBinder &b,
+                                                     int64_t rank,
+                                                     int64_t inputSince) {
+  SmallVector<int64_t> axes;
+  int64_t noop = 0;
+  if (b.opset() < inputSince) {
+    if (b.attr(axes, "axes"))
+      return failure();
+  } else {
+    if (b.attr(noop, "noop_with_empty_axes", 0))
+      return failure();
+    if (b.hasInput(1)) {
+      auto values = constantElements(b, 1);
+      if (failed(values))
+        return failure();
+      for (double v : *values)
+        axes.push_back((int64_t)v);
+    }
+  }
+  if (axes.empty() && !noop)
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  return normalizeAxes(b, axes, rank);
+}
+
+/// ReduceSum (1, 11, 13: axes input) and ReduceMean (1, 11, 13, 18: axes
+/// input) with keepdims; the mean scales the sum by 1/count.
+template <bool Mean, int64_t InputSince>
+static LogicalResult importReduce(NodeBinder &b) {
+  Value input;
+  int64_t keepdims;
+  if (b.expectOutputs(1) || b.f32Operand(input, 0) ||
+      b.attr(keepdims, "keepdims", 1))
+    return failure();
+  auto type = cast<RankedTensorType>(input.getType());
+  auto axes = reductionAxes(b, type.getRank(), InputSince);
+  if (failed(axes))
+    return failure();
+  if (axes->empty())
+    return b.setResult(0, input);
+  SmallVector<int64_t> shape;
+  int64_t count = 1;
+  for (auto [i, d] : llvm::enumerate(type.getShape())) {
+    bool reduced = llvm::is_contained(*axes, (int64_t)i);
+    count *= reduced ? d : 1;
+    if (!reduced || keepdims)
+      shape.push_back(reduced ? 1 : d);
+  }
+  OpBuilder &builder = b.builder();
+  Value sum = builder.create<ReduceSumOp>(
+      b.loc(), RankedTensorType::get(shape, type.getElementType()), input,
+      builder.getDenseI64ArrayAttr(*axes),
+      keepdims ? builder.getUnitAttr() : UnitAttr());
+  if (Mean)
+    sum = builder.create<ScaleOp>(b.loc(), sum,
+                                  builder.getF32FloatAttr(1.0f / count));
+  return b.setResult(0, sum);
+}
+
+/// Pow (7, 12, 13, 15) with a compile-time constant scalar exponent.
+static LogicalResult importPow(NodeBinder &b) {
+  Value input;
+  if (b.expectOutputs(1) || b.f32Operand(input, 0))
+    return failure();
+  auto exponent = constantElements(b, 1);
+  if (failed(exponent))
+    return failure();
+  if (exponent->size() != 1)
+    return b.emitError() << "exponent '" << b.inputName(1)
+                         << "' must be a scalar";
+  Value result = b.builder().create<PowOp>(
+      b.loc(), input, b.builder().getF32FloatAttr((float)exponent->front()));
+  return b.setResult(0, result);
+}
+
+/// Softmax and LogSoftmax. From opset 13 the op normalises along `axis`
+/// (default -1); before, it coerces the input to 2-D at `axis` (default 1),
+/// which equals the per-axis form only when axis is the last dimension.
+template <bool Log> static LogicalResult importSoftmax(NodeBinder &b) {
+  Value input;
+  int64_t axis;
+  bool modern = b.opset() >= 13;
+  if (b.expectOutputs(1) || b.f32Operand(input, 0) ||
+      b.attr(axis, "axis", modern ? -1 : 1))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  auto axes = normalizeAxes(b, {axis}, rank);
+  if (failed(axes))
+    return failure();
+  if (!modern && axes->front() != rank - 1)
+    return b.emitError() << "axis " << axis << " before opset 13 flattens "
+                         << "the trailing dimensions, which is supported only "
+                         << "for the last axis";
+  Value result = b.builder().create<SoftmaxOp>(
+      b.loc(), input.getType(), input,
+      b.builder().getI64IntegerAttr(axes->front()),
+      Log ? b.builder().getUnitAttr() : UnitAttr());
+  return b.setResult(0, result);
+}
+
+/// LayerNormalization (17): scale and bias over the dims from `axis`;
+/// the optional Mean and InvStdDev outputs must be unused.
+static LogicalResult importLayerNorm(NodeBinder &b) {
+  Value input, scale, bias;
+  int64_t axis;
+  float epsilon;
+  if (b.f32Operand(input, 0) || b.f32Operand(scale, 1) ||
+      b.optionalF32Operand(bias, 2) || b.attr(axis, "axis", -1) ||
+      b.attr(epsilon, "epsilon", 1e-5f))
+    return failure();
+  for (unsigned i = 1; i < b.numOutputs(); ++i)
+    if (b.isOutputUsed(i))
+      return b.emitError() << "output '" << b.outputName(i)
+                           << "' (Mean/InvStdDev) is not supported";
+  auto type = cast<RankedTensorType>(input.getType());
+  auto axes = normalizeAxes(b, {axis}, type.getRank());
+  if (failed(axes))
+    return failure();
+  OpBuilder &builder = b.builder();
+  if (!bias) {
+    auto biasType = cast<RankedTensorType>(scale.getType());
+    bias = builder.create<ConstantOp>(
+        b.loc(), DenseElementsAttr::get(biasType, 0.0f));
+  }
+  if (scale.getType() != bias.getType() ||
+      cast<RankedTensorType>(scale.getType()).getShape() !=
+          type.getShape().drop_front(axes->front()))
+    return b.emitError() << "Scale '" << b.inputName(1)
+                         << "' and B must have the normalized shape "
+                         << shapeString(type.getShape().drop_front(axes->front()));
+  Value result = builder.create<LayerNormOp>(
+      b.loc(), type, input, scale, bias, builder.getI64IntegerAttr(axes->front()),
+      builder.getF32FloatAttr(epsilon));
+  return b.setResult(0, result);
+}
+
 void mlir::pd::detail::registerNNHandlers(HandlerTable &table) {
-  // Relu 6, 13, 14: the same semantics on f32.
+  // Unary math (6/13 versions differ only in types, which are f32 here).
   table["Relu"] = {6, importUnary<ReluOp>};
+  table["Neg"] = {6, importUnary<NegOp>};
+  table["Sqrt"] = {6, importUnary<SqrtOp>};
+  table["Exp"] = {6, importUnary<ExpOp>};
+  table["Log"] = {6, importUnary<LogOp>};
+  table["Erf"] = {9, importUnary<ErfOp>};
+  table["Tanh"] = {6, importUnary<TanhOp>};
+  table["Sigmoid"] = {6, importUnary<SigmoidOp>};
+  table["Reciprocal"] = {6, importUnary<ReciprocalOp>};
+  table["Pow"] = {7, importPow};
+  table["ReduceSum"] = {1, importReduce<false, 13>};
+  table["ReduceMean"] = {1, importReduce<true, 18>};
+  table["Softmax"] = {1, importSoftmax<false>};
+  table["LogSoftmax"] = {1, importSoftmax<true>};
+  table["LayerNormalization"] = {17, importLayerNorm};
 }

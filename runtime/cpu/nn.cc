@@ -6,3 +6,197 @@
 
 #include "exec/context.h"
 #include "pdrt/pdrt.h"
+#include "pdrt/pdrt_numerics.h"
+
+#include <cmath>
+#include <vector>
+
+namespace {
+
+/// f(x) of pdrt_unary.
+inline float unaryApply(int kind, float alpha, float x) {
+  switch (kind) {
+  case PDRT_NEG: return -x;
+  case PDRT_SQRT: return std::sqrt(x);
+  case PDRT_EXP: return std::exp(x);
+  case PDRT_LOG: return std::log(x);
+  case PDRT_ERF: return std::erf(x);
+  case PDRT_TANH: return std::tanh(x);
+  case PDRT_SIGMOID: return 1.0f / (1.0f + std::exp(-x));
+  case PDRT_RECIPROCAL: return 1.0f / x;
+  default: // PDRT_POW: exact products for the common small integer powers.
+    if (alpha == 2.0f) return x * x;
+    if (alpha == 1.0f) return x;
+    if (alpha == 3.0f) return x * x * x;
+    if (alpha == 0.5f) return std::sqrt(x);
+    return std::pow(x, alpha);
+  }
+}
+
+/// f'(x) of pdrt_unary, from the forward's x and y.
+inline float unaryDerivative(int kind, float alpha, float x, float y) {
+  switch (kind) {
+  case PDRT_NEG: return -1.0f;
+  case PDRT_SQRT: return 0.5f / y;
+  case PDRT_EXP: return y;
+  case PDRT_LOG: return 1.0f / x;
+  case PDRT_ERF: return 1.1283791670955126f * std::exp(-x * x);
+  case PDRT_TANH: return 1.0f - y * y;
+  case PDRT_SIGMOID: return y * (1.0f - y);
+  case PDRT_RECIPROCAL: return -y * y;
+  default: // PDRT_POW
+    if (alpha == 2.0f) return 2.0f * x;
+    if (alpha == 1.0f) return 1.0f;
+    return alpha * unaryApply(PDRT_POW, alpha - 1.0f, x);
+  }
+}
+
+bool validKind(pdrt_ctx *ctx, int32_t kind) {
+  if (kind >= PDRT_NEG && kind <= PDRT_POW)
+    return true;
+  pdrt::setError(ctx, "pdrt_unary: unknown kind " + std::to_string(kind));
+  return false;
+}
+
+} // namespace
+
+extern "C" void pdrt_unary(pdrt_ctx *ctx, int32_t kind, float alpha,
+                           const float *x, float *y, int64_t n) {
+  if (pdrt::hasError(ctx) || !validKind(ctx, kind))
+    return;
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = unaryApply(kind, alpha, x[i]);
+}
+
+extern "C" void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
+                                const float *dy, const float *x,
+                                const float *y, float *dx, int64_t n) {
+  if (pdrt::hasError(ctx) || !validKind(ctx, kind))
+    return;
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = dy[i] * unaryDerivative(kind, alpha, x[i], y[i]);
+}
+
+extern "C" void pdrt_broadcast(pdrt_ctx *ctx, const float *x, float *y,
+                               const int64_t *desc) {
+  if (pdrt::hasError(ctx))
+    return;
+  int64_t total = pdrt_desc_numel(desc);
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t offset;
+    pdrt_desc_offsets(desc, i, &offset, nullptr);
+    y[i] = x[offset];
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax: rows of length `dim` with stride `inner`
+//===----------------------------------------------------------------------===//
+
+extern "C" void pdrt_softmax(pdrt_ctx *ctx, const float *x, float *y,
+                             int64_t outer, int64_t dim, int64_t inner,
+                             int32_t log) {
+  if (pdrt::hasError(ctx))
+    return;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      const float *xr = x + o * dim * inner + in;
+      float *yr = y + o * dim * inner + in;
+      float max = xr[0];
+      for (int64_t k = 1; k < dim; ++k)
+        max = std::max(max, xr[k * inner]);
+      double sum = 0.0;
+      for (int64_t k = 0; k < dim; ++k)
+        sum += std::exp(xr[k * inner] - max);
+      float logSum = (float)std::log(sum);
+      for (int64_t k = 0; k < dim; ++k) {
+        float shifted = xr[k * inner] - max;
+        yr[k * inner] = log ? shifted - logSum : std::exp(shifted - logSum);
+      }
+    }
+}
+
+extern "C" void pdrt_softmax_grad(pdrt_ctx *ctx, const float *dy,
+                                  const float *y, float *dx, int64_t outer,
+                                  int64_t dim, int64_t inner, int32_t log) {
+  if (pdrt::hasError(ctx))
+    return;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      int64_t base = o * dim * inner + in;
+      double sum = 0.0;
+      for (int64_t k = 0; k < dim; ++k)
+        sum += log ? dy[base + k * inner]
+                   : (double)dy[base + k * inner] * y[base + k * inner];
+      for (int64_t k = 0; k < dim; ++k) {
+        int64_t i = base + k * inner;
+        dx[i] = log ? dy[i] - std::exp(y[i]) * (float)sum
+                    : y[i] * (dy[i] - (float)sum);
+      }
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Layer norm (llm.c's layernorm_forward / layernorm_backward)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Mean and 1/std of one row.
+void rowStats(const float *x, int64_t cols, float eps, float *mean,
+              float *rstd) {
+  double sum = 0.0;
+  for (int64_t c = 0; c < cols; ++c)
+    sum += x[c];
+  double m = sum / cols, var = 0.0;
+  for (int64_t c = 0; c < cols; ++c)
+    var += (x[c] - m) * (x[c] - m);
+  *mean = (float)m;
+  *rstd = (float)(1.0 / std::sqrt(var / cols + eps));
+}
+} // namespace
+
+extern "C" void pdrt_layer_norm(pdrt_ctx *ctx, const float *x, const float *g,
+                                const float *b, float *y, int64_t rows,
+                                int64_t cols, float eps) {
+  if (pdrt::hasError(ctx))
+    return;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *xr = x + r * cols;
+    float *yr = y + r * cols;
+    float mean, rstd;
+    rowStats(xr, cols, eps, &mean, &rstd);
+    for (int64_t c = 0; c < cols; ++c)
+      yr[c] = (xr[c] - mean) * rstd * g[c] + b[c];
+  }
+}
+
+extern "C" void pdrt_layer_norm_grad(pdrt_ctx *ctx, const float *dy,
+                                     const float *x, const float *g,
+                                     float *dx, float *dg, float *db,
+                                     int64_t rows, int64_t cols, float eps) {
+  if (pdrt::hasError(ctx))
+    return;
+  for (int64_t c = 0; c < cols; ++c)
+    dg[c] = db[c] = 0.0f;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *xr = x + r * cols, *dyr = dy + r * cols;
+    float *dxr = dx + r * cols;
+    float mean, rstd;
+    rowStats(xr, cols, eps, &mean, &rstd);
+    // The forward computed y = xhat * g + b with xhat = (x - mean) * rstd.
+    double meanDn = 0.0, meanDnX = 0.0;
+    for (int64_t c = 0; c < cols; ++c) {
+      float xhat = (xr[c] - mean) * rstd, dn = dyr[c] * g[c];
+      meanDn += dn;
+      meanDnX += dn * xhat;
+      db[c] += dyr[c];
+      dg[c] += dyr[c] * xhat;
+    }
+    meanDn /= cols;
+    meanDnX /= cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      float xhat = (xr[c] - mean) * rstd;
+      dxr[c] = rstd * (dyr[c] * g[c] - (float)meanDn - xhat * (float)meanDnX);
+    }
+  }
+}

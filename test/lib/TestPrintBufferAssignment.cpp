@@ -50,11 +50,11 @@ void TestPrintBufferAssignmentPass::runOnOperation() {
       continue;
     for (BlockArgument arg : fn.getArguments())
       printValue(os, stage.getInt(), phase, "arg" + std::to_string(arg.getArgNumber()),
-                 arg, fn.getArgAttrOfType<BufferAttr>(arg.getArgNumber(), kBufferAttr));
+                 arg, getBuffer(arg));
     fn.walk([&](Operation *op) {
       for (Value v : op->getResults())
         printValue(os, stage.getInt(), phase, op->getName().getStringRef(), v,
-                   op->getAttrOfType<BufferAttr>(kBufferAttr));
+                   getBuffer(v));
     });
   }
   int64_t stages = 0;

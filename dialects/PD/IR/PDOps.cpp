@@ -48,6 +48,47 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
 }
 
 //===----------------------------------------------------------------------===//
+// Buffer assignments
+//===----------------------------------------------------------------------===//
+
+static constexpr llvm::StringLiteral kBuffer = "pd.buffer";
+static constexpr llvm::StringLiteral kBuffers = "pd.buffers";
+
+BufferAttr mlir::pd::getBuffer(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    return fn ? fn.getArgAttrOfType<BufferAttr>(arg.getArgNumber(), kBuffer)
+              : BufferAttr();
+  }
+  Operation *op = v.getDefiningOp();
+  if (op->getNumResults() == 1)
+    return op->getAttrOfType<BufferAttr>(kBuffer);
+  auto all = op->getAttrOfType<ArrayAttr>(kBuffers);
+  unsigned i = cast<OpResult>(v).getResultNumber();
+  return all ? dyn_cast<BufferAttr>(all[i]) : BufferAttr();
+}
+
+void mlir::pd::setBuffer(Value v, BufferAttr buffer) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto fn = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    fn.setArgAttr(arg.getArgNumber(), kBuffer, buffer);
+    return;
+  }
+  Operation *op = v.getDefiningOp();
+  if (op->getNumResults() == 1) {
+    op->setAttr(kBuffer, buffer);
+    return;
+  }
+  auto old = op->getAttrOfType<ArrayAttr>(kBuffers);
+  SmallVector<Attribute> all =
+      old ? SmallVector<Attribute>(old.getValue())
+          : SmallVector<Attribute>(op->getNumResults(),
+                                   UnitAttr::get(v.getContext()));
+  all[cast<OpResult>(v).getResultNumber()] = buffer;
+  op->setAttr(kBuffers, ArrayAttr::get(v.getContext(), all));
+}
+
+//===----------------------------------------------------------------------===//
 // Parameter symbol uses
 //===----------------------------------------------------------------------===//
 

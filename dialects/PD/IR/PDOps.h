@@ -37,4 +37,17 @@ FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
 #define GET_OP_CLASSES
 #include "dialects/PD/IR/PDOps.h.inc"
 
+namespace mlir::pd {
+
+/// The buffer pd-allocate-buffers gave `v`: the `pd.buffer` argument
+/// attribute of a function argument, the `pd.buffer` of a single-result op,
+/// or entry i of a multi-result op's `pd.buffers` array. Null before
+/// allocation.
+BufferAttr getBuffer(Value v);
+
+/// Records `buffer` as the home of `v` (see getBuffer).
+void setBuffer(Value v, BufferAttr buffer);
+
+} // namespace mlir::pd
+
 #endif // PD_DIALECT_PD_IR_PDOPS_H

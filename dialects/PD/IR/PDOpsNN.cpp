@@ -9,3 +9,218 @@
 
 using namespace mlir;
 using namespace mlir::pd;
+
+static int64_t numElements(Value v) {
+  return cast<RankedTensorType>(v.getType()).getNumElements();
+}
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? "," : "") + std::to_string(d);
+  return s + "]";
+}
+
+/// Checks that `axes` are sorted, unique and within [0, rank).
+static LogicalResult verifyAxes(Operation *op, ArrayRef<int64_t> axes,
+                                int64_t rank) {
+  for (auto [i, a] : llvm::enumerate(axes))
+    if (a < 0 || a >= rank || (i > 0 && axes[i - 1] >= a))
+      return op->emitOpError("axes must be sorted, unique and in [0, ")
+             << rank << ")";
+  return success();
+}
+
+/// The shape of `shape` reduced over `axes` (kept as 1 or dropped).
+static SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
+                                         ArrayRef<int64_t> axes, bool keep) {
+  SmallVector<int64_t> out;
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    bool reduced = llvm::is_contained(axes, (int64_t)i);
+    if (!reduced)
+      out.push_back(d);
+    else if (keep)
+      out.push_back(1);
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceSumOp: y = sum_{axes} x          dx = broadcast_axes(dy)
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceSumOp::verify() {
+  auto in = getInput().getType();
+  if (failed(verifyAxes(*this, getAxes(), in.getRank())))
+    return failure();
+  auto expected = reducedShape(in.getShape(), getAxes(), getKeepdims());
+  if (ArrayRef<int64_t>(expected) != getType().getShape())
+    return emitOpError("result shape ")
+           << shapeStr(getType().getShape()) << " is not " << shapeStr(expected);
+  return success();
+}
+
+LogicalResult ReduceSumOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.push_back(b.create<BroadcastAxesOp>(
+      getLoc(), getInput().getType(), resultGrads[0], getAxesAttr()));
+  return success();
+}
+
+int64_t ReduceSumOp::getFlops() { return numElements(getInput()); }
+
+LogicalResult BroadcastAxesOp::verify() {
+  auto out = getType();
+  if (failed(verifyAxes(*this, getAxes(), out.getRank())))
+    return failure();
+  auto in = getInput().getType().getShape();
+  if (ArrayRef<int64_t>(reducedShape(out.getShape(), getAxes(), false)) != in &&
+      ArrayRef<int64_t>(reducedShape(out.getShape(), getAxes(), true)) != in)
+    return emitOpError("operand shape ")
+           << shapeStr(in) << " is not the result shape "
+           << shapeStr(out.getShape()) << " without the broadcast axes";
+  return success();
+}
+
+int64_t BroadcastAxesOp::getFlops() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// DivOp: c = a / b     da = sum_to(dc / b),  db = sum_to(-(dc / b) * c)
+//===----------------------------------------------------------------------===//
+
+LogicalResult DivOp::verify() {
+  auto lhs = getLhs().getType(), rhs = getRhs().getType();
+  auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
+  if (failed(shape))
+    return emitOpError("operand shapes ")
+           << shapeStr(lhs.getShape()) << " and " << shapeStr(rhs.getShape())
+           << " do not broadcast";
+  if (ArrayRef<int64_t>(*shape) != getType().getShape())
+    return emitOpError("result shape ")
+           << shapeStr(getType().getShape()) << " is not the broadcast shape "
+           << shapeStr(*shape);
+  return success();
+}
+
+static Value sumTo(OpBuilder &b, Location loc, Value grad, Type type) {
+  return grad.getType() == type ? grad : b.create<SumToOp>(loc, type, grad);
+}
+
+LogicalResult DivOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value q = b.create<DivOp>(loc, t, resultGrads[0], getRhs());
+  Value qc = b.create<MulOp>(loc, t, q, getResult());
+  Value neg = b.create<ScaleOp>(loc, qc, b.getF32FloatAttr(-1.0f));
+  operandGrads.push_back(sumTo(b, loc, q, getLhs().getType()));
+  operandGrads.push_back(sumTo(b, loc, neg, getRhs().getType()));
+  return success();
+}
+
+int64_t DivOp::getFlops() { return numElements(getResult()); }
+
+//===----------------------------------------------------------------------===//
+// Unary math: y = f(x)     dx = dy * f'(x), by pd.unary_grad
+//   neg: -1; sqrt: 0.5/y; exp: y; log: 1/x; erf: 2/sqrt(pi) exp(-x^2);
+//   tanh: 1-y^2; sigmoid: y(1-y); reciprocal: -y^2; pow: p x^(p-1)
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+static LogicalResult unaryVJP(OpTy op, OpBuilder &b, ArrayRef<Value> grads,
+                              SmallVectorImpl<Value> &operandGrads,
+                              int64_t kind, float alpha) {
+  operandGrads.push_back(b.create<UnaryGradOp>(
+      op.getLoc(), op.getType(), grads[0], op.getInput(), op.getResult(),
+      b.getI64IntegerAttr(kind), b.getF32FloatAttr(alpha)));
+  return success();
+}
+
+#define PD_UNARY_MATH(Op, flopsPerElement)                                     \
+  LogicalResult Op::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,        \
+                             SmallVectorImpl<Value> &operandGrads) {           \
+    return unaryVJP(*this, b, resultGrads, operandGrads, kKind, 0.0f);         \
+  }                                                                            \
+  int64_t Op::getFlops() { return flopsPerElement * numElements(getResult()); }
+
+PD_UNARY_MATH(NegOp, 1)
+PD_UNARY_MATH(SqrtOp, 4)
+PD_UNARY_MATH(ExpOp, 8)
+PD_UNARY_MATH(LogOp, 8)
+PD_UNARY_MATH(ErfOp, 16)
+PD_UNARY_MATH(TanhOp, 16)
+PD_UNARY_MATH(SigmoidOp, 12)
+PD_UNARY_MATH(ReciprocalOp, 4)
+#undef PD_UNARY_MATH
+
+/// The pdrt_unary_grad code of pd.pow.
+static constexpr int64_t kPowKind = 8;
+
+LogicalResult PowOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  return unaryVJP(*this, b, resultGrads, operandGrads, kPowKind,
+                  getExponent().convertToFloat());
+}
+
+int64_t PowOp::getFlops() { return 8 * numElements(getResult()); }
+int64_t UnaryGradOp::getFlops() { return 8 * numElements(getResult()); }
+
+//===----------------------------------------------------------------------===//
+// SoftmaxOp: y = softmax(x)     dx = y * (dy - sum(dy * y))
+//            y = log_softmax(x) dx = dy - exp(y) * sum(dy)
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::verify() {
+  if (getAxis() < 0 || getAxis() >= getType().getRank())
+    return emitOpError("axis ") << getAxis() << " is out of range for rank "
+                                << getType().getRank();
+  return success();
+}
+
+LogicalResult SoftmaxOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                  SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.push_back(b.create<SoftmaxGradOp>(
+      getLoc(), getType(), resultGrads[0], getResult(), getAxisAttr(),
+      getLogAttr()));
+  return success();
+}
+
+int64_t SoftmaxOp::getFlops() { return 12 * numElements(getResult()); }
+int64_t SoftmaxGradOp::getFlops() { return 4 * numElements(getResult()); }
+
+//===----------------------------------------------------------------------===//
+// LayerNormOp: y = xhat * g + b, xhat = (x - mean) * rstd over trailing axes
+//   db = sum dy, dg = sum dy * xhat,
+//   dx = rstd * (dy g - mean(dy g) - xhat * mean(dy g xhat))
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormOp::verify() {
+  auto in = getInput().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= in.getRank())
+    return emitOpError("axis ") << axis << " is out of range for rank "
+                                << in.getRank();
+  ArrayRef<int64_t> trailing = in.getShape().drop_front(axis);
+  for (Value v : {getScale(), getBias()}) {
+    auto shape = cast<RankedTensorType>(v.getType()).getShape();
+    if (shape != trailing)
+      return emitOpError("scale and bias must have the normalized shape ")
+             << shapeStr(trailing) << ", got " << shapeStr(shape);
+  }
+  if (getType() != in)
+    return emitOpError("result type must be the input type");
+  return success();
+}
+
+LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  Type scale = getScale().getType();
+  auto grad = b.create<LayerNormGradOp>(
+      getLoc(), TypeRange{getInput().getType(), scale, scale}, resultGrads[0],
+      getInput(), getScale(), getAxisAttr(), getEpsilonAttr());
+  operandGrads.append(grad->result_begin(), grad->result_end());
+  return success();
+}
+
+int64_t LayerNormOp::getFlops() { return 8 * numElements(getResult()); }
+int64_t LayerNormGradOp::getFlops() { return 16 * numElements(getInput()); }

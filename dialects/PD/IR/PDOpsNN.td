@@ -5,3 +5,200 @@
 // verifiers in PDOpsNN.cpp.
 //
 //===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+def PD_ReduceSumOp : PD_Op<"reduce_sum", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Sums a tensor over the given axes.";
+  let description = [{
+    `axes` are non-negative and sorted; with `keepdims` the reduced axes stay
+    as size 1, otherwise they are dropped. ONNX ReduceSum imports to this op,
+    ReduceMean to this op followed by pd.scale.
+
+    ```mlir
+    %s = pd.reduce_sum %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$input, DenseI64ArrayAttr:$axes,
+                       UnitAttr:$keepdims);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def PD_BroadcastAxesOp : PD_Op<"broadcast_axes", [Pure,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Repeats a tensor along the given axes of the result.";
+  let description = [{
+    The inverse of pd.reduce_sum's shape change and its gradient: the result
+    has the operand's shape with `axes` inserted (or, when the operand kept
+    them as size 1, expanded); every element along those axes is a copy.
+
+    ```mlir
+    %b = pd.broadcast_axes %s {axes = array<i64: 1>} : tensor<4xf32> -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise math
+//===----------------------------------------------------------------------===//
+
+def PD_DivOp : PD_BroadcastBinaryOp<"div", "division">;
+
+/// Unary math. `kind` is the pdrt_unary code of runtime/include/pdrt/pdrt_nn.h.
+class PD_UnaryMathOp<string mnemonic, int kind, string math>
+    : PD_Op<mnemonic, [Pure, SameOperandsAndResultType,
+        DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+        DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Elementwise " # math # ".";
+  let description = [{
+    ```mlir
+    %y = pd.}] # mnemonic # [{ %x : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$input);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let extraClassDeclaration = [{
+    /// The pdrt_unary kind code.
+    static constexpr int kKind = }] # kind # [{;
+  }];
+}
+
+def PD_NegOp : PD_UnaryMathOp<"neg", 0, "negation -x">;
+def PD_SqrtOp : PD_UnaryMathOp<"sqrt", 1, "square root">;
+def PD_ExpOp : PD_UnaryMathOp<"exp", 2, "exponential">;
+def PD_LogOp : PD_UnaryMathOp<"log", 3, "natural logarithm">;
+def PD_ErfOp : PD_UnaryMathOp<"erf", 4, "error function">;
+def PD_TanhOp : PD_UnaryMathOp<"tanh", 5, "hyperbolic tangent">;
+def PD_SigmoidOp : PD_UnaryMathOp<"sigmoid", 6, "logistic sigmoid 1/(1+exp(-x))">;
+def PD_ReciprocalOp : PD_UnaryMathOp<"reciprocal", 7, "reciprocal 1/x">;
+
+def PD_PowOp : PD_Op<"pow", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Elementwise power x^p with a constant exponent.";
+  let description = [{
+    ONNX Pow with a compile-time constant scalar exponent.
+
+    ```mlir
+    %y = pd.pow %x, 2.000000e+00 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$input, F32Attr:$exponent);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $exponent attr-dict `:` type($result)";
+}
+
+def PD_UnaryGradOp : PD_Op<"unary_grad", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradient of an elementwise unary op: dx = dy * f'(x).";
+  let description = [{
+    `kind` is the forward op's pdrt_unary code (8 for pd.pow, whose exponent
+    is `alpha`); `input` and `output` are the forward's x and y (rules use
+    whichever is cheaper, e.g. exp' = y, tanh' = 1 - y^2).
+
+    ```mlir
+    %dx = pd.unary_grad %dy, %x, %y {kind = 2 : i64} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$input,
+                       PD_F32Tensor:$output, I64Attr:$kind,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$alpha);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $output attr-dict `:` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax and layer normalization
+//===----------------------------------------------------------------------===//
+
+def PD_SoftmaxOp : PD_Op<"softmax", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Softmax (or log-softmax with `log`) along one axis.";
+  let description = [{
+    y = exp(x - max) / sum(exp(x - max)) along `axis` (non-negative);
+    with `log`, y = x - max - log(sum(exp(x - max))).
+
+    ```mlir
+    %y = pd.softmax %x {axis = 1 : i64} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$input, I64Attr:$axis, UnitAttr:$log);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def PD_SoftmaxGradOp : PD_Op<"softmax_grad", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradient of softmax from its output.";
+  let description = [{
+    softmax: dx = y * (dy - sum(dy * y)); log-softmax: dx = dy - exp(y) *
+    sum(dy), sums along `axis`.
+
+    ```mlir
+    %dx = pd.softmax_grad %dy, %y {axis = 1 : i64} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$output, I64Attr:$axis,
+                       UnitAttr:$log);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$grad `,` $output attr-dict `:` type($result)";
+}
+
+def PD_LayerNormOp : PD_Op<"layer_norm", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Layer normalization over the trailing axes from `axis`.";
+  let description = [{
+    With the input viewed as [rows, cols] (cols = product of the dims from
+    `axis`): y = (x - mean) / sqrt(var + epsilon) * scale + bias, with the
+    biased variance of each row; scale and bias have the trailing shape.
+    ONNX LayerNormalization (opset 17) imports to this op.
+
+    ```mlir
+    %y = pd.layer_norm %x, %g, %b {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$input, PD_F32Tensor:$scale,
+                       PD_F32Tensor:$bias, I64Attr:$axis, F32Attr:$epsilon);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias attr-dict `:` type($input) `,` type($scale) `,` type($bias) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def PD_LayerNormGradOp : PD_Op<"layer_norm_grad", [Pure,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradients of layer_norm for its input, scale and bias.";
+  let description = [{
+    Recomputes each row's mean and 1/std from x (nothing is stashed beyond
+    the forward's input), then dbias = sum_rows dy, dscale = sum_rows dy*xhat,
+    dx = rstd * (dy*scale - mean(dy*scale) - xhat * mean(dy*scale*xhat)).
+
+    ```mlir
+    %dx, %dg, %db = pd.layer_norm_grad %dy, %x, %g {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$input,
+                       PD_F32Tensor:$scale, I64Attr:$axis, F32Attr:$epsilon);
+  let results = (outs PD_F32Tensor:$input_grad, PD_F32Tensor:$scale_grad,
+                      PD_F32Tensor:$bias_grad);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $scale attr-dict `:` type($grad) `,` type($input) `,` type($scale) `->` type($input_grad) `,` type($scale_grad) `,` type($bias_grad)
+  }];
+}

@@ -15,6 +15,51 @@ extern "C" {
 
 typedef struct pdrt_ctx pdrt_ctx;
 
+/// Codes of pdrt_unary / pdrt_unary_grad (pd's unary math ops).
+enum {
+  PDRT_NEG = 0, PDRT_SQRT = 1, PDRT_EXP = 2, PDRT_LOG = 3, PDRT_ERF = 4,
+  PDRT_TANH = 5, PDRT_SIGMOID = 6, PDRT_RECIPROCAL = 7, PDRT_POW = 8
+};
+
+/// y[i] = f(x[i]) for the function `kind`; PDRT_POW computes x^alpha.
+void pdrt_unary(pdrt_ctx *ctx, int32_t kind, float alpha, const float *x,
+                float *y, int64_t n);
+
+/// dx[i] = dy[i] * f'(x[i]) for the forward y = f(x) of `kind` (x and y are
+/// the forward's input and output; PDRT_POW's exponent is alpha).
+void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
+                     const float *dy, const float *x, const float *y,
+                     float *dx, int64_t n);
+
+/// y = x repeated along broadcast axes: `desc` is
+/// [rank, out_dims[rank], x_strides[rank]] (stride 0 on repeated axes).
+void pdrt_broadcast(pdrt_ctx *ctx, const float *x, float *y,
+                    const int64_t *desc);
+
+/// Softmax (log-softmax when `log`) along the middle axis of x viewed as
+/// [outer, dim, inner].
+void pdrt_softmax(pdrt_ctx *ctx, const float *x, float *y, int64_t outer,
+                  int64_t dim, int64_t inner, int32_t log);
+
+/// Its gradient from the output y: softmax dx = y (dy - sum(dy y));
+/// log-softmax dx = dy - exp(y) sum(dy).
+void pdrt_softmax_grad(pdrt_ctx *ctx, const float *dy, const float *y,
+                       float *dx, int64_t outer, int64_t dim, int64_t inner,
+                       int32_t log);
+
+/// Layer norm of each row of x [rows, cols]: y = (x - mean) rstd g + b,
+/// rstd = 1 / sqrt(biased var + eps).
+void pdrt_layer_norm(pdrt_ctx *ctx, const float *x, const float *g,
+                     const float *b, float *y, int64_t rows, int64_t cols,
+                     float eps);
+
+/// Its gradients (the row statistics are recomputed from x):
+/// db = sum_rows dy, dg = sum_rows dy xhat,
+/// dx = rstd (dy g - mean(dy g) - xhat mean(dy g xhat)).
+void pdrt_layer_norm_grad(pdrt_ctx *ctx, const float *dy, const float *x,
+                          const float *g, float *dx, float *dg, float *db,
+                          int64_t rows, int64_t cols, float eps);
+
 #ifdef __cplusplus
 }
 #endif

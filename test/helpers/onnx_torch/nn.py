@@ -3,3 +3,66 @@ import torch
 import torch.nn.functional as F
 
 from . import register
+
+
+def _axes(inputs, attrs, ctx, input_since):
+    """Reduction axes: an attribute before `input_since`, an input after."""
+    if ctx.opset < input_since:
+        return list(attrs.get("axes", []))
+    if len(inputs) > 1 and inputs[1] is not None:
+        return [int(a) for a in inputs[1].tolist()]
+    return []
+
+
+def _reduce(inputs, attrs, ctx, input_since, mean):
+    x = inputs[0]
+    axes = _axes(inputs, attrs, ctx, input_since)
+    if not axes:
+        if attrs.get("noop_with_empty_axes", 0):
+            return x
+        axes = list(range(x.dim()))
+    keep = bool(attrs.get("keepdims", 1))
+    return (x.mean if mean else x.sum)(dim=axes, keepdim=keep)
+
+
+register("ReduceSum")(lambda i, a, c: _reduce(i, a, c, 13, False))
+register("ReduceMean")(lambda i, a, c: _reduce(i, a, c, 18, True))
+register("Div")(lambda i, a, c: i[0] / i[1])
+register("Neg")(lambda i, a, c: -i[0])
+register("Sqrt")(lambda i, a, c: torch.sqrt(i[0]))
+register("Exp")(lambda i, a, c: torch.exp(i[0]))
+register("Log")(lambda i, a, c: torch.log(i[0]))
+register("Erf")(lambda i, a, c: torch.erf(i[0]))
+register("Tanh")(lambda i, a, c: torch.tanh(i[0]))
+register("Sigmoid")(lambda i, a, c: torch.sigmoid(i[0]))
+register("Reciprocal")(lambda i, a, c: 1.0 / i[0])
+register("Pow")(lambda i, a, c: torch.pow(i[0], i[1].to(i[0].dtype)))
+
+
+def _softmax(inputs, attrs, ctx, log):
+    x = inputs[0]
+    fn = F.log_softmax if log else F.softmax
+    if ctx.opset >= 13:
+        return fn(x, dim=attrs.get("axis", -1))
+    axis = attrs.get("axis", 1) % x.dim()
+    flat = x.reshape(int(torch.tensor(x.shape[:axis]).prod()), -1)
+    return fn(flat, dim=1).reshape(x.shape)
+
+
+register("Softmax")(lambda i, a, c: _softmax(i, a, c, False))
+register("LogSoftmax")(lambda i, a, c: _softmax(i, a, c, True))
+
+
+@register("LayerNormalization")
+def layer_normalization(inputs, attrs, ctx):
+    x, scale = inputs[0], inputs[1]
+    bias = inputs[2] if len(inputs) > 2 else None
+    axis = attrs.get("axis", -1) % x.dim()
+    dims = list(range(axis, x.dim()))
+    mean = x.mean(dim=dims, keepdim=True)
+    var = ((x - mean) ** 2).mean(dim=dims, keepdim=True)
+    inv_std = 1.0 / torch.sqrt(var + attrs.get("epsilon", 1e-5))
+    y = (x - mean) * inv_std * scale
+    if bias is not None:
+        y = y + bias
+    return y, mean, inv_std
