@@ -1,0 +1,53 @@
+// RUN: pd-opt %s --split-input-file --verify-diagnostics
+
+// Tests that reduction axes must be sorted, unique and in range.
+func.func @axes(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'pd.reduce_sum' op axes must be sorted, unique and in [0, 2)}}
+  %0 = pd.reduce_sum %x {axes = array<i64: 2>} : tensor<4x8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that a reduction's result shape drops (or keeps as 1) the axes.
+func.func @reduce_shape(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'pd.reduce_sum' op result shape [8] is not [4]}}
+  %0 = pd.reduce_sum %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that broadcast_axes' operand is the result without those axes.
+func.func @broadcast_shape(%x: tensor<5xf32>) {
+  // expected-error @+1 {{'pd.broadcast_axes' op operand shape [5] is not the result shape [4,8] without the broadcast axes}}
+  %0 = pd.broadcast_axes %x {axes = array<i64: 1>} : tensor<5xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that division operands must broadcast.
+func.func @div(%a: tensor<4x8xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'pd.div' op operand shapes [4,8] and [3] do not broadcast}}
+  %0 = pd.div %a, %b : tensor<4x8xf32>, tensor<3xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that the softmax axis is in range.
+func.func @softmax(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'pd.softmax' op axis 2 is out of range for rank 2}}
+  %0 = pd.softmax %x {axis = 2} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that layer norm's scale has the normalized shape.
+func.func @layer_norm(%x: tensor<4x8xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'pd.layer_norm' op scale and bias must have the normalized shape [8], got [4]}}
+  %0 = pd.layer_norm %x, %g, %g {axis = 1, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x8xf32>
+  return
+}

@@ -1,0 +1,44 @@
+// RUN: pd-opt %s | pd-opt | FileCheck %s
+
+// Tests that the NN family's ops round-trip through their custom formats.
+
+// CHECK-LABEL: func.func @nn
+func.func @nn(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) {
+  // CHECK: pd.reduce_sum %{{.+}} {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+  %s = pd.reduce_sum %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+  // CHECK: pd.reduce_sum %{{.+}} {axes = array<i64: 0>, keepdims} : tensor<4x8xf32> -> tensor<1x8xf32>
+  %k = pd.reduce_sum %x {axes = array<i64: 0>, keepdims} : tensor<4x8xf32> -> tensor<1x8xf32>
+  // CHECK: pd.broadcast_axes %{{.+}} {axes = array<i64: 1>} : tensor<4xf32> -> tensor<4x8xf32>
+  %bc = pd.broadcast_axes %s {axes = array<i64: 1>} : tensor<4xf32> -> tensor<4x8xf32>
+  // CHECK: pd.div %{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %d = pd.div %x, %g : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  // CHECK: pd.neg
+  %n = pd.neg %x : tensor<4x8xf32>
+  // CHECK: pd.sqrt
+  %q = pd.sqrt %x : tensor<4x8xf32>
+  // CHECK: pd.exp
+  %e = pd.exp %x : tensor<4x8xf32>
+  // CHECK: pd.log
+  %l = pd.log %x : tensor<4x8xf32>
+  // CHECK: pd.erf
+  %f = pd.erf %x : tensor<4x8xf32>
+  // CHECK: pd.tanh
+  %t = pd.tanh %x : tensor<4x8xf32>
+  // CHECK: pd.sigmoid
+  %sg = pd.sigmoid %x : tensor<4x8xf32>
+  // CHECK: pd.reciprocal
+  %r = pd.reciprocal %x : tensor<4x8xf32>
+  // CHECK: pd.pow %{{.+}}, 2.000000e+00 : tensor<4x8xf32>
+  %p = pd.pow %x, 2.0 : tensor<4x8xf32>
+  // CHECK: pd.unary_grad %{{.+}}, %{{.+}}, %{{.+}} {alpha = 2.000000e+00 : f32, kind = 8 : i64} : tensor<4x8xf32>
+  %ug = pd.unary_grad %x, %x, %p {kind = 8, alpha = 2.0 : f32} : tensor<4x8xf32>
+  // CHECK: pd.softmax %{{.+}} {axis = 1 : i64, log} : tensor<4x8xf32>
+  %sm = pd.softmax %x {axis = 1, log} : tensor<4x8xf32>
+  // CHECK: pd.softmax_grad %{{.+}}, %{{.+}} {axis = 1 : i64} : tensor<4x8xf32>
+  %smg = pd.softmax_grad %x, %sm {axis = 1} : tensor<4x8xf32>
+  // CHECK: pd.layer_norm %{{.+}}, %{{.+}}, %{{.+}} {axis = 1 : i64, epsilon = 9.99999974E-6 : f32} : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %ln = pd.layer_norm %x, %g, %b {axis = 1, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  // CHECK: pd.layer_norm_grad {{.*}} -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %dx, %dg, %db = pd.layer_norm_grad %x, %x, %g {axis = 1, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  return
+}

@@ -1,0 +1,31 @@
+// RUN: pd-opt %s --split-input-file --pd-autodiff | FileCheck %s
+
+// Tests the gradient rules of the NN family: reductions broadcast back,
+// unary math goes through unary_grad, division and layer norm.
+
+pd.param @w {onnx_name = "w"} : tensor<4x8xf32>
+pd.param @g {onnx_name = "g"} : tensor<8xf32>
+pd.param @b {onnx_name = "b"} : tensor<8xf32>
+// CHECK-LABEL: func.func @main
+func.func @main(%x: tensor<4x8xf32>) -> tensor<f32> {
+  %w = pd.param_ref @w : tensor<4x8xf32>
+  %g = pd.param_ref @g : tensor<8xf32>
+  %b = pd.param_ref @b : tensor<8xf32>
+  %ln = pd.layer_norm %w, %g, %b {axis = 1, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %e = pd.exp %ln : tensor<4x8xf32>
+  %d = pd.div %e, %g : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %sm = pd.softmax %d {axis = 1} : tensor<4x8xf32>
+  %l = pd.reduce_sum %sm {axes = array<i64: 0, 1>} : tensor<4x8xf32> -> tensor<f32>
+  // CHECK: %[[S:.+]] = pd.grad_seed
+  // CHECK: %[[DSM:.+]] = pd.broadcast_axes %[[S]] {axes = array<i64: 0, 1>, pd.grad_of = 7 : i64} : tensor<f32> -> tensor<4x8xf32>
+  // CHECK: %[[DD:.+]] = pd.softmax_grad %[[DSM]], %{{.+}} {axis = 1 : i64, pd.grad_of = 6 : i64}
+  // d(e/g)/de = dd / g; d/dg = sum_rows(-(dd / g) * (e / g)).
+  // CHECK: %[[Q:.+]] = pd.div %[[DD]], %{{.+}} {pd.grad_of = 5 : i64}
+  // CHECK: %[[QC:.+]] = pd.mul %[[Q]], %{{.+}} {pd.grad_of = 5 : i64}
+  // CHECK: %[[NEG:.+]] = pd.scale %[[QC]], -1.000000e+00 {pd.grad_of = 5 : i64}
+  // CHECK: pd.sum_to %[[NEG]] {pd.grad_of = 5 : i64} : tensor<4x8xf32> -> tensor<8xf32>
+  // CHECK: %[[DE:.+]] = pd.unary_grad %[[Q]], %{{.+}}, %{{.+}} {kind = 2 : i64, pd.grad_of = 4 : i64}
+  // CHECK: %{{.+}}, %[[DG:.+]], %[[DB:.+]] = pd.layer_norm_grad %[[DE]], %{{.+}}, %{{.+}} {axis = 1 : i64, {{.*}}pd.grad_of = 3 : i64}
+  // CHECK: pd.accumulate_grad @b, %[[DB]]
+  return %l : tensor<f32>
+}
