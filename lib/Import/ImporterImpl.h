@@ -125,6 +125,13 @@ public:
   ParseResult rawOperand(ONNXValue &value, unsigned i);
   /// Binds input `i` when present; leaves `value` null otherwise.
   ParseResult optionalF32Operand(Value &value, unsigned i);
+  /// Reads input `i`, which must be a compile-time constant (a pd.constant,
+  /// e.g. an integer initializer or a Constant node), as doubles.
+  ParseResult constantOperand(SmallVectorImpl<double> &values, unsigned i);
+  /// Normalises ONNX axes of a rank-`rank` tensor (negative counts from the
+  /// back) into sorted unique axes; errors name an axis out of range.
+  FailureOr<SmallVector<int64_t>> normalizeAxes(ArrayRef<int64_t> axes,
+                                                int64_t rank);
 
   bool hasAttr(StringRef name) const { return findAttr(name) != nullptr; }
   ParseResult attr(int64_t &value, StringRef name, int64_t dflt);

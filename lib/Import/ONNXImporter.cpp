@@ -334,14 +334,55 @@ ParseResult NodeBinder::operand(Value &value, unsigned i) {
   ONNXValue raw;
   if (rawOperand(raw, i))
     return failure();
+  value = raw.value;
+  // A 2-D Transpose waits to be folded into a matmul; anything else reads
+  // it materialised.
   if (raw.transposed) {
+    auto type = cast<RankedTensorType>(raw.value.getType());
+    auto transposed = RankedTensorType::get(raw.shape(), type.getElementType());
+    value = builder().create<TransposeOp>(
+        loc(), transposed, raw.value, builder().getDenseI64ArrayAttr({1, 0}));
+  }
+  return success();
+}
+
+ParseResult NodeBinder::constantOperand(SmallVectorImpl<double> &values,
+                                        unsigned i) {
+  Value v;
+  if (operand(v, i))
+    return failure();
+  auto constant = v.getDefiningOp<ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                        : DenseElementsAttr();
+  if (!dense) {
     emitError() << "input '" << inputName(i)
-                << "' is a Transpose output, which only MatMul and Gemm "
-                   "can consume";
+                << "' must be a compile-time constant";
     return failure();
   }
-  value = raw.value;
+  values.clear();
+  if (dense.getElementType().isF32())
+    for (APFloat f : dense.getValues<APFloat>())
+      values.push_back(f.convertToDouble());
+  else
+    for (APInt n : dense.getValues<APInt>())
+      values.push_back((double)n.getSExtValue());
   return success();
+}
+
+FailureOr<SmallVector<int64_t>>
+NodeBinder::normalizeAxes(ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> out;
+  for (int64_t a : axes) {
+    int64_t n = a < 0 ? a + rank : a;
+    if (n < 0 || n >= rank) {
+      emitError() << "axis " << a << " is out of range for rank " << rank;
+      return failure();
+    }
+    out.push_back(n);
+  }
+  llvm::sort(out);
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 ParseResult NodeBinder::f32Operand(Value &value, unsigned i) {

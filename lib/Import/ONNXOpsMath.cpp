@@ -97,10 +97,56 @@ static FailureOr<Value> buildMatMul(NodeBinder &b, const MatrixOperand &lhs,
 // Handlers
 //===----------------------------------------------------------------------===//
 
-/// MatMul (1, 9, 13): 2-D operands only.
+/// MatMul of N-D operands (numpy semantics without batch broadcasting):
+/// [..., M, K] x [K, N] is one 2-D product on the flattened rows;
+/// [..., M, K] x [..., K, N] with equal leading dims is pd.batch_matmul.
+static LogicalResult importBatchedMatMul(NodeBinder &b) {
+  Value lhs, rhs;
+  if (b.f32Operand(lhs, 0) || b.f32Operand(rhs, 1))
+    return failure();
+  auto a = cast<RankedTensorType>(lhs.getType()).getShape();
+  auto w = cast<RankedTensorType>(rhs.getType()).getShape();
+  if (a.size() < 2 || w.size() < 2 || a.back() != w[w.size() - 2])
+    return b.emitError() << "cannot multiply '" << b.inputName(0) << "' "
+                         << shapeString(a) << " by '" << b.inputName(1)
+                         << "' " << shapeString(w);
+  OpBuilder &builder = b.builder();
+  Type f32 = builder.getF32Type();
+  SmallVector<int64_t> outShape(a.drop_back());
+  outShape.push_back(w.back());
+  auto outType = RankedTensorType::get(outShape, f32);
+  if (w.size() == 2) {
+    int64_t rows = cast<RankedTensorType>(lhs.getType()).getNumElements() /
+                   a.back();
+    Value flat = builder.create<ReshapeOp>(
+        b.loc(), RankedTensorType::get({rows, a.back()}, f32), lhs);
+    Value product = builder.create<MatMulOp>(
+        b.loc(), RankedTensorType::get({rows, w.back()}, f32), flat, rhs,
+        nullptr, nullptr, nullptr);
+    return b.setResult(0, builder.create<ReshapeOp>(b.loc(), outType, product)
+                              .getResult());
+  }
+  if (a.size() != w.size() || a.drop_back(2) != w.drop_back(2))
+    return b.emitError() << "batch dimensions of " << shapeString(a)
+                         << " and " << shapeString(w)
+                         << " differ; broadcast batch dimensions are not "
+                            "supported";
+  Value product = builder.create<BatchMatMulOp>(b.loc(), outType, lhs, rhs);
+  return b.setResult(0, product);
+}
+
+/// MatMul (1, 9, 13): 2-D products fold pending transposes into pd.matmul;
+/// N-D products go through importBatchedMatMul.
 static LogicalResult importMatMul(NodeBinder &b) {
+  if (b.expectOutputs(1))
+    return failure();
+  ONNXValue a, w;
+  if (b.rawOperand(a, 0) || b.rawOperand(w, 1))
+    return failure();
+  if (a.shape().size() != 2 || w.shape().size() != 2)
+    return importBatchedMatMul(b);
   MatrixOperand lhs, rhs;
-  if (b.expectOutputs(1) || matrixOperand(b, lhs, 0, false) ||
+  if (matrixOperand(b, lhs, 0, false) ||
       matrixOperand(b, rhs, 1, false))
     return failure();
   auto result = buildMatMul(b, lhs, rhs, 1.0f);

@@ -22,48 +22,6 @@ template <typename OpTy> static LogicalResult importUnary(NodeBinder &b) {
   return b.setResult(0, result);
 }
 
-/// The elements of a compile-time constant (a pd.constant), as doubles.
-static FailureOr<SmallVector<double>> constantElements(NodeBinder &b,
-                                                       unsigned i) {
-  Value v;
-  if (b.operand(v, i))
-    return failure();
-  auto constant = v.getDefiningOp<ConstantOp>();
-  auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
-                        : DenseElementsAttr();
-  if (!dense) {
-    b.emitError() << "input '" << b.inputName(i)
-                  << "' must be a compile-time constant";
-    return failure();
-  }
-  SmallVector<double> out;
-  if (dense.getElementType().isF32())
-    for (APFloat f : dense.getValues<APFloat>())
-      out.push_back(f.convertToDouble());
-  else
-    for (APInt n : dense.getValues<APInt>())
-      out.push_back((double)n.getSExtValue());
-  return out;
-}
-
-/// Normalises ONNX axes (negative counts from the back) into sorted unique
-/// axes of a rank-`rank` tensor.
-static FailureOr<SmallVector<int64_t>>
-normalizeAxes(NodeBinder &b, ArrayRef<int64_t> axes, int64_t rank) {
-  SmallVector<int64_t> out;
-  for (int64_t a : axes) {
-    int64_t n = a < 0 ? a + rank : a;
-    if (n < 0 || n >= rank) {
-      b.emitError() << "axis " << a << " is out of range for rank " << rank;
-      return failure();
-    }
-    out.push_back(n);
-  }
-  llvm::sort(out);
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
 /// The axes of ReduceSum/ReduceMean: an attribute before `inputSince`, an
 /// optional constant input from it on; no axes means all (or none with
 /// noop_with_empty_axes).
@@ -79,17 +37,17 @@ static FailureOr<SmallVector<int64_t>> reductionAxes(NodeBinder &b,
     if (b.attr(noop, "noop_with_empty_axes", 0))
       return failure();
     if (b.hasInput(1)) {
-      auto values = constantElements(b, 1);
-      if (failed(values))
+      SmallVector<double> values;
+      if (b.constantOperand(values, 1))
         return failure();
-      for (double v : *values)
+      for (double v : values)
         axes.push_back((int64_t)v);
     }
   }
   if (axes.empty() && !noop)
     for (int64_t i = 0; i < rank; ++i)
       axes.push_back(i);
-  return normalizeAxes(b, axes, rank);
+  return b.normalizeAxes(axes, rank);
 }
 
 /// ReduceSum (1, 11, 13: axes input) and ReduceMean (1, 11, 13, 18: axes
@@ -131,14 +89,14 @@ static LogicalResult importPow(NodeBinder &b) {
   Value input;
   if (b.expectOutputs(1) || b.f32Operand(input, 0))
     return failure();
-  auto exponent = constantElements(b, 1);
-  if (failed(exponent))
+  SmallVector<double> exponent;
+  if (b.constantOperand(exponent, 1))
     return failure();
-  if (exponent->size() != 1)
+  if (exponent.size() != 1)
     return b.emitError() << "exponent '" << b.inputName(1)
                          << "' must be a scalar";
   Value result = b.builder().create<PowOp>(
-      b.loc(), input, b.builder().getF32FloatAttr((float)exponent->front()));
+      b.loc(), input, b.builder().getF32FloatAttr((float)exponent.front()));
   return b.setResult(0, result);
 }
 
@@ -153,7 +111,7 @@ template <bool Log> static LogicalResult importSoftmax(NodeBinder &b) {
       b.attr(axis, "axis", modern ? -1 : 1))
     return failure();
   int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
-  auto axes = normalizeAxes(b, {axis}, rank);
+  auto axes = b.normalizeAxes({axis}, rank);
   if (failed(axes))
     return failure();
   if (!modern && axes->front() != rank - 1)
@@ -182,7 +140,7 @@ static LogicalResult importLayerNorm(NodeBinder &b) {
       return b.emitError() << "output '" << b.outputName(i)
                            << "' (Mean/InvStdDev) is not supported";
   auto type = cast<RankedTensorType>(input.getType());
-  auto axes = normalizeAxes(b, {axis}, type.getRank());
+  auto axes = b.normalizeAxes({axis}, type.getRank());
   if (failed(axes))
     return failure();
   OpBuilder &builder = b.builder();

@@ -5,3 +5,101 @@
 // verifiers in PDOpsTensor.cpp.
 //
 //===----------------------------------------------------------------------===//
+
+def PD_TransposeOp : PD_Op<"transpose", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Permutes the dimensions of a tensor.";
+  let description = [{
+    result.shape[i] = input.shape[perm[i]] (ONNX Transpose). A 2-D transpose
+    that feeds a matmul is folded into its transpose flags at import.
+
+    ```mlir
+    %y = pd.transpose %x {perm = array<i64: 0, 2, 1>} : tensor<2x3x4xf32> -> tensor<2x4x3xf32>
+    ```
+  }];
+  let arguments = (ins PD_AnyTensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs PD_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def PD_ReshapeOp : PD_Op<"reshape", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gives a tensor a new shape with the same elements.";
+  let description = [{
+    Row-major order is kept. ONNX Reshape, Flatten, Squeeze and Unsqueeze
+    import to this op. It is lowered to a copy into the result's own buffer
+    (buffers never alias yet).
+
+    ```mlir
+    %y = pd.reshape %x : tensor<2x3x4xf32> -> tensor<6x4xf32>
+    ```
+  }];
+  let arguments = (ins PD_AnyTensor:$input);
+  let results = (outs PD_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def PD_GatherOp : PD_Op<"gather", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gathers rows of a table by integer indices (embedding lookup).";
+  let description = [{
+    ONNX Gather on axis 0: result[i..., j...] = data[indices[i...], j...],
+    the result shape is indices.shape + data.shape[1:]. Negative indices
+    count from the end; an index out of range is a run-time error naming it.
+
+    ```mlir
+    %e = pd.gather %table, %idx : tensor<64x32xf32>, tensor<2x8xi64> -> tensor<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$data, PD_IndexTensor:$indices);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` type($data) `,` type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def PD_GatherGradOp : PD_Op<"gather_grad", [Pure,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradient of gather: scatter-adds rows of dY into a zero table.";
+  let description = [{
+    dData[indices[i...], :] += dY[i..., :]; repeated indices accumulate.
+
+    ```mlir
+    %dt = pd.gather_grad %dy, %idx : tensor<2x8x32xf32>, tensor<2x8xi64> -> tensor<64x32xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$grad, PD_IndexTensor:$indices);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $indices attr-dict `:` type($grad) `,` type($indices) `->` type($result)
+  }];
+}
+
+def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Batched matrix product over equal leading dimensions.";
+  let description = [{
+    For each index of the leading (batch) dimensions, which both operands
+    share: C = op(A) op(B) of the trailing 2-D matrices, op(X) = X or X^T as
+    the flags say. ONNX MatMul of N-D operands (attention's Q K^T and P V)
+    imports to this op.
+
+    ```mlir
+    %s = pd.batch_matmul %q, %k {transpose_rhs} : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$lhs, PD_F32Tensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}

@@ -15,6 +15,30 @@ extern "C" {
 
 typedef struct pdrt_ctx pdrt_ctx;
 
+/// y = x read through strides: `desc` is [rank, out_dims[rank],
+/// x_strides[rank]] in elements of `elem_size` bytes (4 or 8). A transpose
+/// passes the input's strides permuted.
+void pdrt_permute(pdrt_ctx *ctx, const void *x, void *y, const int64_t *desc,
+                  int64_t elem_size);
+
+/// out[i, :] = data[idx[i], :] for i < n, rows of `row_size` floats; data
+/// has `rows` rows; negative indices count from the end; an index outside
+/// [-rows, rows) is a ctx error naming it.
+void pdrt_gather(pdrt_ctx *ctx, const float *data, const int64_t *idx,
+                 float *out, int64_t n, int64_t rows, int64_t row_size);
+
+/// The forward gathered out[i, :] = data[idx[i], :]; this zeroes ddata
+/// [rows, row_size] and adds dout[i, :] into row idx[i] for every i.
+void pdrt_gather_grad(pdrt_ctx *ctx, const float *dout, const int64_t *idx,
+                      float *ddata, int64_t n, int64_t rows,
+                      int64_t row_size);
+
+/// For b < batch: C_b[m,n] = op(A_b) op(B_b) with the matrices of each
+/// operand stored contiguously one after the other (as pdrt_matmul).
+void pdrt_batch_matmul(pdrt_ctx *ctx, const float *a, const float *b,
+                       float *c, int64_t batch, int64_t m, int64_t n,
+                       int64_t k, int32_t trans_a, int32_t trans_b);
+
 #ifdef __cplusplus
 }
 #endif
