@@ -35,6 +35,58 @@ static SmallVector<int64_t> permuteDescriptor(ArrayRef<int64_t> inShape,
   return words;
 }
 
+/// Row-major strides of `shape` times `steps`, and the element offset of
+/// `starts`: the view a slice reads (or its gradient writes).
+static std::pair<SmallVector<int64_t>, int64_t>
+windowStrides(ArrayRef<int64_t> shape, ArrayRef<int64_t> starts,
+              ArrayRef<int64_t> steps) {
+  int64_t rank = shape.size(), base = 0, stride = 1;
+  SmallVector<int64_t> strides(rank);
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    strides[d] = stride * steps[d];
+    base += starts[d] * stride;
+    stride *= shape[d];
+  }
+  return {strides, base};
+}
+
+/// [rank, dims, strides] (rank-0 becomes [1]).
+static SmallVector<int64_t> viewDescriptor(ArrayRef<int64_t> dims,
+                                           ArrayRef<int64_t> strides) {
+  if (dims.empty())
+    return {1, 1, 1};
+  SmallVector<int64_t> words{(int64_t)dims.size()};
+  words.append(dims.begin(), dims.end());
+  words.append(strides.begin(), strides.end());
+  return words;
+}
+
+/// `ptr` advanced by `bytes`.
+static Value offsetPointer(StageLowering &L, Value ptr, int64_t bytes) {
+  OpBuilder &b = L.getBuilder();
+  return b.create<LLVM::GEPOp>(ptr.getLoc(), ptr.getType(), b.getI8Type(),
+                               ptr, ArrayRef<LLVM::GEPArg>{bytes});
+}
+
+/// Writes each concatenated input into its window of the result.
+static LogicalResult lowerConcat(StageLowering &L, ConcatOp c) {
+  auto out = shapeOf(c);
+  int64_t offset = 0, rank = out.size();
+  for (Value in : c.getInputs()) {
+    if (!cast<RankedTensorType>(in.getType()).getElementType().isF32())
+      return c.emitError("pd-lower-to-runtime: run-time concatenation of "
+                         "non-float tensors is not supported");
+    SmallVector<int64_t> starts(rank, 0), steps(rank, 1);
+    starts[c.getAxis()] = offset;
+    offset += shapeOf(in)[c.getAxis()];
+    auto [strides, base] = windowStrides(out, starts, steps);
+    L.call("pdrt_scatter",
+           {L.ctx(), L.address(in), L.address(c), L.i64(numel(c)), L.i64(base),
+            L.descriptor(viewDescriptor(shapeOf(in), strides)), L.i32(0)});
+  }
+  return success();
+}
+
 std::optional<LogicalResult> mlir::pd::lowerTensorOp(StageLowering &L,
                                                      Operation *op) {
   return TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
@@ -77,6 +129,50 @@ std::optional<LogicalResult> mlir::pd::lowerTensorOp(StageLowering &L,
                 L.i64(k), L.i32(mm.getTransposeLhs()),
                 L.i32(mm.getTransposeRhs())});
         return success();
+      })
+      .Case<SliceOp>([&](SliceOp sl) {
+        auto [strides, base] = windowStrides(shapeOf(sl.getInput()),
+                                             sl.getStarts(), sl.getSteps());
+        int64_t bytes = elementBytes(sl);
+        L.call("pdrt_permute",
+               {L.ctx(), offsetPointer(L, L.address(sl.getInput()), base * bytes),
+                L.address(sl), L.descriptor(viewDescriptor(shapeOf(sl), strides)),
+                L.i64(bytes)});
+        return success();
+      })
+      .Case<SliceGradOp>([&](SliceGradOp sg) {
+        auto [strides, base] =
+            windowStrides(shapeOf(sg), sg.getStarts(), sg.getSteps());
+        L.call("pdrt_scatter",
+               {L.ctx(), L.address(sg.getGrad()), L.address(sg),
+                L.i64(numel(sg)), L.i64(base),
+                L.descriptor(viewDescriptor(shapeOf(sg.getGrad()), strides)),
+                L.i32(1)});
+        return success();
+      })
+      .Case<ConcatOp>([&](ConcatOp c) { return lowerConcat(L, c); })
+      .Case<WhereOp>([&](WhereOp w) {
+        Value desc = L.descriptor(makeDescriptor(
+            shapeOf(w), {shapeOf(w.getCond()), shapeOf(w.getLhs()),
+                         shapeOf(w.getRhs())}));
+        L.call("pdrt_where", {L.ctx(), L.address(w.getCond()),
+                              L.address(w.getLhs()), L.address(w.getRhs()),
+                              L.address(w), desc});
+        return success();
+      })
+      .Case<WhereGradOp>([&](WhereGradOp w) {
+        Value desc = L.descriptor(
+            makeDescriptor(shapeOf(w), {shapeOf(w.getCond())}));
+        L.call("pdrt_where_grad",
+               {L.ctx(), L.address(w.getGrad()), L.address(w.getCond()),
+                L.address(w), desc, L.i32(w.getNegate())});
+        return success();
+      })
+      .Case<EqualOp, CastOp>([&](Operation *o) -> LogicalResult {
+        return o->emitError("pd-lower-to-runtime: '")
+               << o->getName()
+               << "' of run-time values has no kernel; it must fold to a "
+                  "constant at import";
       })
       .Default([](Operation *) { return std::nullopt; });
 }

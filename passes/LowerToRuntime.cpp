@@ -81,9 +81,20 @@ Value StageLowering::constantGlobal(ConstantOp op) {
   auto tensorType = cast<RankedTensorType>(op.getType());
   auto dense = cast<DenseElementsAttr>(op.getValue());
   int64_t n = tensorType.getNumElements();
-  auto flat = dense.reshape(
-      RankedTensorType::get({n}, tensorType.getElementType()));
-  auto type = LLVM::LLVMArrayType::get(tensorType.getElementType(), n);
+  Type elem = tensorType.getElementType();
+  DenseElementsAttr flat;
+  if (elem.isInteger(1)) {
+    // Booleans are stored one byte per element, as the kernels read them.
+    elem = b.getI8Type();
+    SmallVector<int8_t> bytes;
+    for (bool v : dense.getValues<bool>())
+      bytes.push_back(v);
+    flat = DenseElementsAttr::get(RankedTensorType::get({n}, elem),
+                                  ArrayRef<int8_t>(bytes));
+  } else {
+    flat = dense.reshape(RankedTensorType::get({n}, elem));
+  }
+  auto type = LLVM::LLVMArrayType::get(elem, n);
   return globalAddress(b, module, loc, type, flat, "__pd_const_", globalCounter);
 }
 

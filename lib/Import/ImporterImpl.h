@@ -200,6 +200,7 @@ public:
 private:
   LogicalResult importOpsets();
   LogicalResult importInitializers(ModuleOp module, func::FuncOp main);
+  bool isBuffer(StringRef name);
   LogicalResult importInputs(func::FuncOp main);
   FailureOr<Type> importInputType(const onnx::ValueInfoProto &input);
   LogicalResult importNode(const onnx::NodeProto &node);

@@ -70,8 +70,43 @@ void GraphImporter::collectUsesAndDeclarations() {
     declaredTypes[info.name()] = &info.type();
 }
 
-/// Float initializers become parameters (their bytes are never read);
-/// integer ones are remembered and materialised as pd.constant on first use.
+/// Whether float initializer `name` can only reach the loss through ops
+/// that are not differentiable (a mask buffer compared with Equal, a shape
+/// read by Shape, a Where condition), possibly after ops that only move
+/// data. Such a buffer is a constant, not a trainable parameter.
+bool GraphImporter::isBuffer(StringRef name) {
+  static const llvm::StringSet<> kMove = {
+      "Slice", "Reshape", "Unsqueeze", "Squeeze", "Transpose", "Identity",
+      "Expand", "Cast", "Flatten", "Concat", "Gather"};
+  static const llvm::StringSet<> kSinks = {"Equal", "Greater", "Less",
+                                           "Not", "Shape", "Size"};
+  llvm::StringSet<> outputs, seen;
+  for (const auto &out : model.graph().output())
+    outputs.insert(out.name());
+  SmallVector<StringRef> work{name};
+  while (!work.empty()) {
+    StringRef value = work.pop_back_val();
+    if (outputs.count(value))
+      return false;
+    if (!seen.insert(value).second)
+      continue;
+    for (const auto &node : model.graph().node())
+      for (int i = 0; i < node.input_size(); ++i) {
+        if (node.input(i) != value || kSinks.count(node.op_type()) ||
+            (node.op_type() == "Where" && i == 0))
+          continue;
+        if (!kMove.count(node.op_type()))
+          return false;
+        for (const auto &out : node.output())
+          work.push_back(out);
+      }
+  }
+  return true;
+}
+
+/// Float initializers become parameters (their bytes are never read) unless
+/// they are buffers (isBuffer); buffers and integer initializers are
+/// remembered and materialised as pd.constant on first use.
 LogicalResult GraphImporter::importInitializers(ModuleOp module,
                                                 func::FuncOp main) {
   SymbolTable symbols(module);
@@ -82,7 +117,8 @@ LogicalResult GraphImporter::importInitializers(ModuleOp module,
              << "initializer '" << init.name() << "' has a negative dimension "
              << shapeString(shape);
     if (init.data_type() == onnx::TensorProto::INT64 ||
-        init.data_type() == onnx::TensorProto::INT32) {
+        init.data_type() == onnx::TensorProto::INT32 ||
+        (init.data_type() == onnx::TensorProto::FLOAT && isBuffer(init.name()))) {
       constantInitializers[init.name()] = &init;
       continue;
     }

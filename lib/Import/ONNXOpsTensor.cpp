@@ -73,7 +73,7 @@ static LogicalResult reshapeTo(NodeBinder &b, Value input,
   if (outType == type)
     return b.setResult(0, input);
   return b.setResult(
-      0, b.builder().create<ReshapeOp>(b.loc(), outType, input).getResult());
+      0, b.builder().createOrFold<ReshapeOp>(b.loc(), outType, input));
 }
 
 /// Reshape (5, 13, 14): the shape input is a compile-time constant; 0 copies
@@ -208,6 +208,24 @@ static LogicalResult importGather(NodeBinder &b) {
   return b.setResult(0, result);
 }
 
+/// A BOOL tensor constant (training_mode flags, masks) as an i1 attribute.
+static FailureOr<DenseElementsAttr> boolConstant(NodeBinder &b,
+                                                 const onnx::TensorProto &t) {
+  SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
+  SmallVector<bool> values;
+  if (t.has_raw_data())
+    for (char c : t.raw_data())
+      values.push_back(c != 0);
+  else
+    for (int32_t v : t.int32_data())
+      values.push_back(v != 0);
+  auto type = RankedTensorType::get(shape, b.builder().getI1Type());
+  if ((int64_t)values.size() != type.getNumElements())
+    return b.emitError() << "bool constant has " << values.size()
+                         << " values for shape " << shapeString(shape);
+  return DenseElementsAttr::get(type, ArrayRef<bool>(values));
+}
+
 /// Converts a Constant node's value attribute (any of the opset 12 forms
 /// that carry numbers) to a dense attribute.
 static FailureOr<DenseElementsAttr> constantValue(NodeBinder &b) {
@@ -215,6 +233,8 @@ static FailureOr<DenseElementsAttr> constantValue(NodeBinder &b) {
   auto emitError = [&]() { return b.emitError(); };
   if (const onnx::AttributeProto *attr = b.findAttr("value")) {
     const onnx::TensorProto &tensor = attr->t();
+    if (tensor.data_type() == onnx::TensorProto::BOOL)
+      return boolConstant(b, tensor);
     Type elementType = convertElementType(tensor.data_type(), b.context());
     if (!elementType)
       return b.emitError() << "constant of element type "
@@ -260,6 +280,235 @@ static LogicalResult importConstant(NodeBinder &b) {
   return b.setResult(0, result);
 }
 
+/// The shape of a ranked tensor value.
+static ArrayRef<int64_t> shapeOfValue(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// Reads an optional constant integer input, or `dflt` when absent.
+static ParseResult optionalInts(NodeBinder &b, unsigned i,
+                                SmallVectorImpl<int64_t> &out,
+                                ArrayRef<int64_t> dflt) {
+  out.assign(dflt.begin(), dflt.end());
+  if (i >= b.numInputs() || !b.hasInput(i))
+    return success();
+  SmallVector<double> values;
+  if (b.constantOperand(values, i))
+    return failure();
+  out.clear();
+  for (double v : values)
+    out.push_back((int64_t)v);
+  return success();
+}
+
+/// Builds a pd.slice of `input` (folded when constant) and binds output `i`.
+static LogicalResult bindSlice(NodeBinder &b, unsigned i, Value input,
+                               ArrayRef<int64_t> starts,
+                               ArrayRef<int64_t> steps,
+                               ArrayRef<int64_t> shape) {
+  OpBuilder &builder = b.builder();
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(input.getType()).getElementType());
+  Value result = builder.createOrFold<SliceOp>(
+      b.loc(), type, input, builder.getDenseI64ArrayAttr(starts),
+      builder.getDenseI64ArrayAttr(steps));
+  return b.setResult(i, result);
+}
+
+/// Slice (1: attributes; 10, 11, 13: starts/ends/axes/steps inputs, which
+/// must be constants). Indices are clamped as the specification says;
+/// negative steps are not supported.
+static LogicalResult importSlice(NodeBinder &b) {
+  Value input;
+  SmallVector<int64_t> starts, ends, axes, steps;
+  if (b.expectOutputs(1) || b.operand(input, 0))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOfValue(input);
+  int64_t rank = shape.size();
+  if (b.opset() < 10) {
+    if (b.attr(starts, "starts") || b.attr(ends, "ends") || b.attr(axes, "axes"))
+      return failure();
+  } else if (optionalInts(b, 1, starts, {}) || optionalInts(b, 2, ends, {}) ||
+             optionalInts(b, 3, axes, {}) || optionalInts(b, 4, steps, {})) {
+    return failure();
+  }
+  if (axes.empty())
+    for (int64_t d = 0; d < (int64_t)starts.size(); ++d)
+      axes.push_back(d);
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (starts.size() != ends.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return b.emitError() << "starts, ends, axes and steps differ in length";
+  SmallVector<int64_t> begin(rank, 0), step(rank, 1), size(shape);
+  for (size_t j = 0; j < axes.size(); ++j) {
+    int64_t axis = axes[j] < 0 ? axes[j] + rank : axes[j];
+    if (axis < 0 || axis >= rank || steps[j] < 1)
+      return b.emitError() << "axis " << axes[j] << " with step " << steps[j]
+                           << " is not supported (rank " << rank << ")";
+    int64_t dim = shape[axis];
+    auto clamp = [&](int64_t v) {
+      return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim);
+    };
+    int64_t lo = clamp(starts[j]), hi = clamp(ends[j]);
+    begin[axis] = lo;
+    step[axis] = steps[j];
+    size[axis] = hi > lo ? (hi - lo + steps[j] - 1) / steps[j] : 0;
+  }
+  return bindSlice(b, 0, input, begin, step, size);
+}
+
+/// Split (2, 11: `split` attribute; 13: `split` input; 18: num_outputs):
+/// one pd.slice per output along `axis`.
+static LogicalResult importSplit(NodeBinder &b) {
+  Value input;
+  int64_t axis;
+  SmallVector<int64_t> split;
+  if (b.operand(input, 0) || b.attr(axis, "axis", 0))
+    return failure();
+  if (b.opset() < 13 ? b.attr(split, "split") : optionalInts(b, 1, split, {}))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOfValue(input);
+  int64_t rank = shape.size(), n = b.numOutputs();
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return b.emitError() << "axis is out of range for rank " << rank;
+  if (split.empty()) {
+    int64_t chunk = (shape[axis] + n - 1) / n;
+    for (int64_t i = 0, left = shape[axis]; i < n; ++i, left -= chunk)
+      split.push_back(std::min(chunk, left));
+  }
+  if ((int64_t)split.size() != n)
+    return b.emitError() << "split has " << split.size() << " sizes for " << n
+                         << " outputs";
+  SmallVector<int64_t> begin(rank, 0), step(rank, 1), size(shape);
+  for (int64_t i = 0; i < n; ++i) {
+    size[axis] = split[i];
+    if (failed(bindSlice(b, i, input, begin, step, size)))
+      return failure();
+    begin[axis] += split[i];
+  }
+  if (begin[axis] != shape[axis])
+    return b.emitError() << "split sizes add up to " << begin[axis]
+                         << ", not " << shape[axis];
+  return success();
+}
+
+/// Concat (4, 11, 13) along `axis`; folds on constants (shape arithmetic).
+static LogicalResult importConcat(NodeBinder &b) {
+  SmallVector<Value> inputs;
+  int64_t axis;
+  if (b.expectOutputs(1) || b.attr(axis, "axis", 0))
+    return failure();
+  for (unsigned i = 0; i < b.numInputs(); ++i) {
+    Value v;
+    if (b.operand(v, i))
+      return failure();
+    inputs.push_back(v);
+  }
+  if (inputs.empty())
+    return b.emitError() << "needs at least one input";
+  SmallVector<int64_t> shape(shapeOfValue(inputs[0]));
+  int64_t rank = shape.size();
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return b.emitError() << "axis is out of range for rank " << rank;
+  shape[axis] = 0;
+  for (Value v : inputs) {
+    auto s = shapeOfValue(v);
+    if ((int64_t)s.size() != rank)
+      return b.emitError() << "inputs have different ranks";
+    shape[axis] += s[axis];
+  }
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(inputs[0].getType()).getElementType());
+  Value result = b.builder().createOrFold<ConcatOp>(
+      b.loc(), type, inputs, b.builder().getI64IntegerAttr(axis));
+  return b.setResult(0, result);
+}
+
+/// Equal (1, 7, 11, 13): a bool tensor, which must fold to a constant.
+static LogicalResult importEqual(NodeBinder &b) {
+  Value lhs, rhs;
+  if (b.expectOutputs(1) || b.operand(lhs, 0) || b.operand(rhs, 1))
+    return failure();
+  auto shape = broadcastShapes(shapeOfValue(lhs), shapeOfValue(rhs));
+  if (failed(shape))
+    return b.emitError() << "inputs do not broadcast";
+  auto type = RankedTensorType::get(*shape, b.builder().getI1Type());
+  Value result = b.builder().createOrFold<EqualOp>(b.loc(), type, lhs, rhs);
+  if (!result.getDefiningOp<ConstantOp>())
+    return b.emitError() << "comparisons of run-time tensors are not "
+                            "supported (only masks and shapes that fold)";
+  return b.setResult(0, result);
+}
+
+/// Cast (6, 9, 13) to FLOAT, INT64, INT32 or BOOL: identity when the type
+/// does not change, folded on constants, unsupported on run-time tensors.
+static LogicalResult importCast(NodeBinder &b) {
+  Value input;
+  int64_t to;
+  if (b.expectOutputs(1) || b.operand(input, 0) || b.attr(to, "to", 0))
+    return failure();
+  Type elem = to == onnx::TensorProto::BOOL
+                  ? b.builder().getI1Type()
+                  : convertElementType((int32_t)to, b.context());
+  if (!elem)
+    return b.emitError() << "cast to " << dataTypeName((int32_t)to)
+                         << " is not supported";
+  auto type = RankedTensorType::get(shapeOfValue(input), elem);
+  if (type == input.getType())
+    return b.setResult(0, input);
+  Value result = b.builder().createOrFold<CastOp>(b.loc(), type, input);
+  if (!result.getDefiningOp<ConstantOp>())
+    return b.emitError() << "casting run-time tensor '" << b.inputName(0)
+                         << "' is not supported";
+  return b.setResult(0, result);
+}
+
+/// Where (9, 16) with a bool condition and f32 branches, broadcasting.
+static LogicalResult importWhere(NodeBinder &b) {
+  Value cond, lhs, rhs;
+  if (b.expectOutputs(1) || b.operand(cond, 0) || b.f32Operand(lhs, 1) ||
+      b.f32Operand(rhs, 2))
+    return failure();
+  if (!cast<RankedTensorType>(cond.getType()).getElementType().isInteger(1))
+    return b.emitError() << "condition '" << b.inputName(0)
+                         << "' must be a bool tensor";
+  auto shape = broadcastShapes(shapeOfValue(lhs), shapeOfValue(rhs));
+  if (succeeded(shape))
+    shape = broadcastShapes(*shape, shapeOfValue(cond));
+  if (failed(shape))
+    return b.emitError() << "inputs do not broadcast";
+  auto type = RankedTensorType::get(*shape, b.builder().getF32Type());
+  Value result = b.builder().create<WhereOp>(b.loc(), type, cond, lhs, rhs);
+  return b.setResult(0, result);
+}
+
+/// Dropout (12, 13): the identity when its ratio is 0 or it is not in
+/// training mode (the mask output must then be unused); random masks are
+/// not supported yet and are rejected.
+static LogicalResult importDropout(NodeBinder &b) {
+  Value input;
+  SmallVector<double> ratio{0.5}, training{0.0};
+  if (b.f32Operand(input, 0))
+    return failure();
+  if (b.opset() < 12)
+    return b.emitError() << "Dropout before opset 12 is not supported";
+  if ((b.numInputs() > 1 && b.hasInput(1) && b.constantOperand(ratio, 1)) ||
+      (b.numInputs() > 2 && b.hasInput(2) && b.constantOperand(training, 2)))
+    return failure();
+  if (b.numOutputs() > 1 && b.isOutputUsed(1))
+    return b.emitError() << "the mask output is not supported";
+  if (training.front() != 0.0 && ratio.front() != 0.0)
+    return b.emitError() << "training-mode dropout with ratio "
+                         << ratio.front()
+                         << " is not supported yet; export with dropout 0";
+  return b.setResult(0, input);
+}
+
 void mlir::pd::detail::registerTensorHandlers(HandlerTable &table) {
   table["Identity"] = {1, importIdentity};
   table["Transpose"] = {1, importTranspose};
@@ -269,4 +518,11 @@ void mlir::pd::detail::registerTensorHandlers(HandlerTable &table) {
   table["Squeeze"] = {1, importSqueeze};
   table["Unsqueeze"] = {1, importUnsqueeze};
   table["Gather"] = {1, importGather};
+  table["Slice"] = {1, importSlice};
+  table["Split"] = {2, importSplit};
+  table["Concat"] = {4, importConcat};
+  table["Equal"] = {1, importEqual};
+  table["Cast"] = {6, importCast};
+  table["Where"] = {9, importWhere};
+  table["Dropout"] = {12, importDropout};
 }

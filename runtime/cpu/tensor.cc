@@ -83,3 +83,54 @@ extern "C" void pdrt_batch_matmul(pdrt_ctx *ctx, const float *a,
     pdrt_matmul(ctx, a + i * m * k, b + i * k * n, c + i * m * n, m, n, k,
                 trans_a, trans_b, 1.0f, 0.0f);
 }
+
+extern "C" void pdrt_scatter(pdrt_ctx *ctx, const float *x, float *y,
+                             int64_t y_numel, int64_t base,
+                             const int64_t *desc, int32_t zero_first) {
+  if (pdrt::hasError(ctx))
+    return;
+  if (zero_first)
+    std::memset(y, 0, sizeof(float) * y_numel);
+  int64_t total = pdrt_desc_numel(desc);
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t offset;
+    pdrt_desc_offsets(desc, i, &offset, nullptr);
+    y[base + offset] = x[i];
+  }
+}
+
+namespace {
+/// Offset of linear index `linear` through stride array `which` (0-based)
+/// of a descriptor [rank, dims[rank], strides[rank] x k].
+int64_t stridedOffset(const int64_t *desc, int64_t linear, int which) {
+  int64_t rank = desc[0], offset = 0;
+  const int64_t *dims = desc + 1, *strides = desc + 1 + rank * (1 + which);
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    offset += (linear % dims[d]) * strides[d];
+    linear /= dims[d];
+  }
+  return offset;
+}
+} // namespace
+
+extern "C" void pdrt_where(pdrt_ctx *ctx, const uint8_t *cond, const float *a,
+                           const float *b, float *out, const int64_t *desc) {
+  if (pdrt::hasError(ctx))
+    return;
+  int64_t total = pdrt_desc_numel(desc);
+  for (int64_t i = 0; i < total; ++i)
+    out[i] = cond[stridedOffset(desc, i, 0)] ? a[stridedOffset(desc, i, 1)]
+                                             : b[stridedOffset(desc, i, 2)];
+}
+
+extern "C" void pdrt_where_grad(pdrt_ctx *ctx, const float *dy,
+                                const uint8_t *cond, float *dx,
+                                const int64_t *desc, int32_t negate) {
+  if (pdrt::hasError(ctx))
+    return;
+  int64_t total = pdrt_desc_numel(desc);
+  for (int64_t i = 0; i < total; ++i) {
+    bool take = (cond[stridedOffset(desc, i, 0)] != 0) != (negate != 0);
+    dx[i] = take ? dy[i] : 0.0f;
+  }
+}

@@ -112,6 +112,9 @@ def reference(model_path, data_dir, samples, seed):
                for n in module.trainable()}
     loss = module.loss(weights, inputs)
     loss.backward()
+    # Initializers the loss does not depend on differentiably (mask
+    # buffers) get no gradient; pdc treats them as constants too.
+    weights = {n: w for n, w in weights.items() if w.grad is not None}
     autograd = {n: w.grad.numpy() for n, w in weights.items()}
     rng = np.random.default_rng(seed + 2)
     fd = {}

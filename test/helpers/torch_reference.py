@@ -77,7 +77,9 @@ def gradient(module, weights, batch):
     """Return (mean loss, gradients) of the microbatches at the given weights."""
     live = {n: w.detach().clone().requires_grad_(True) for n, w in weights.items()}
     loss = sum(module.loss(live, mb) for mb in batch) / len(batch)
-    grads = torch.autograd.grad(loss, list(live.values()))
+    # allow_unused: buffers such as attention masks get no gradient (None),
+    # which torch.optim skips, as pdc keeps them constant.
+    grads = torch.autograd.grad(loss, list(live.values()), allow_unused=True)
     return loss.item(), dict(zip(live, grads))
 
 

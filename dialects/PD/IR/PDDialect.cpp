@@ -29,3 +29,12 @@ void PDDialect::initialize() {
 #include "dialects/PD/IR/PDAttrs.cpp.inc"
       >();
 }
+
+/// Folded values become pd.constant ops.
+Operation *PDDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                          Type type, Location loc) {
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense || dense.getType() != type)
+    return nullptr;
+  return builder.create<ConstantOp>(loc, dense);
+}

@@ -31,6 +31,7 @@ def PD_Dialect : Dialect {
   }];
   let cppNamespace = "::mlir::pd";
   let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
@@ -64,7 +65,8 @@ def PD_BufferAttr : AttrDef<PD_Dialect, "Buffer"> {
 
 def PD_F32Tensor : RankedTensorOf<[F32]>;
 def PD_IndexTensor : RankedTensorOf<[I64, I32]>;
-def PD_AnyTensor : RankedTensorOf<[F32, I64, I32]>;
+def PD_AnyTensor : RankedTensorOf<[F32, I64, I32, I1]>;
+def PD_BoolTensor : RankedTensorOf<[I1]>;
 
 //===----------------------------------------------------------------------===//
 // Parameters, inputs and constants
@@ -130,6 +132,7 @@ def PD_ConstantOp : PD_Op<"constant", [Pure, ConstantLike,
   let arguments = (ins ElementsAttr:$value);
   let results = (outs PD_AnyTensor:$result);
   let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//

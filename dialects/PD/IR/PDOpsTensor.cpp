@@ -168,3 +168,231 @@ int64_t BatchMatMulOp::getFlops() {
   return 2 * numElements(getResult()) *
          matrixDims(getLhs(), getTransposeLhs()).second;
 }
+
+//===----------------------------------------------------------------------===//
+// Folding helpers: constants are small (shapes, masks), so elements are
+// handled one by one as attributes.
+//===----------------------------------------------------------------------===//
+
+/// Row-major strides of `shape`.
+static SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// The element of `in` (right-aligned, numpy broadcast) that output linear
+/// index `linear` of `out` reads.
+static int64_t broadcastSource(int64_t linear, ArrayRef<int64_t> out,
+                               ArrayRef<int64_t> in) {
+  auto outStrides = stridesOf(out), inStrides = stridesOf(in);
+  int64_t lead = out.size() - in.size(), offset = 0;
+  for (size_t d = 0; d < out.size(); ++d) {
+    int64_t coord = (linear / outStrides[d]) % std::max<int64_t>(out[d], 1);
+    if ((int64_t)d >= lead && in[d - lead] != 1)
+      offset += coord * inStrides[d - lead];
+  }
+  return offset;
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
+    return dense.reshape(cast<ShapedType>(getType()));
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// SliceOp: y[i] = x[start + i * step]     dx = slice_grad(dy)
+//===----------------------------------------------------------------------===//
+
+/// The input offset of output element `linear` of a slice.
+static int64_t sliceSource(int64_t linear, ArrayRef<int64_t> out,
+                           ArrayRef<int64_t> in, ArrayRef<int64_t> starts,
+                           ArrayRef<int64_t> steps) {
+  auto outStrides = stridesOf(out), inStrides = stridesOf(in);
+  int64_t offset = 0;
+  for (size_t d = 0; d < out.size(); ++d) {
+    int64_t coord = (linear / outStrides[d]) % out[d];
+    offset += (starts[d] + coord * steps[d]) * inStrides[d];
+  }
+  return offset;
+}
+
+LogicalResult SliceOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType()).getShape();
+  auto out = cast<RankedTensorType>(getType()).getShape();
+  if (getStarts().size() != in.size() || getSteps().size() != in.size() ||
+      out.size() != in.size())
+    return emitOpError("starts, steps and result need the input's rank ")
+           << in.size();
+  for (size_t d = 0; d < in.size(); ++d) {
+    int64_t start = getStarts()[d], step = getSteps()[d];
+    if (step < 1 || start < 0 ||
+        (out[d] > 0 && start + (out[d] - 1) * step >= in[d]))
+      return emitOpError("dimension ")
+             << d << ": the window start " << start << ", step " << step
+             << ", size " << out[d] << " leaves the input of size " << in[d];
+  }
+  return success();
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
+  if (!dense)
+    return {};
+  auto out = cast<RankedTensorType>(getType());
+  auto in = cast<RankedTensorType>(getInput().getType()).getShape();
+  auto values = llvm::to_vector(dense.getValues<Attribute>());
+  SmallVector<Attribute> result;
+  for (int64_t i = 0; i < out.getNumElements(); ++i)
+    result.push_back(values[sliceSource(i, out.getShape(), in, getStarts(),
+                                        getSteps())]);
+  return DenseElementsAttr::get(out, result);
+}
+
+LogicalResult SliceOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.push_back(b.create<SliceGradOp>(
+      getLoc(), getInput().getType(), resultGrads[0], getStartsAttr(),
+      getStepsAttr()));
+  return success();
+}
+
+int64_t SliceOp::getFlops() { return 0; }
+int64_t SliceGradOp::getFlops() { return numElements(getGrad()); }
+
+//===----------------------------------------------------------------------===//
+// ConcatOp: y = [x0; x1; ...] along axis     dx_i = slice of dy
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConcatOp::verify() {
+  auto out = cast<RankedTensorType>(getType()).getShape();
+  int64_t axis = getAxis(), total = 0;
+  if (axis < 0 || axis >= (int64_t)out.size())
+    return emitOpError("axis ") << axis << " is out of range";
+  for (Value v : getInputs()) {
+    auto in = cast<RankedTensorType>(v.getType()).getShape();
+    if (in.size() != out.size())
+      return emitOpError("inputs must have the result's rank");
+    for (size_t d = 0; d < in.size(); ++d)
+      if ((int64_t)d != axis && in[d] != out[d])
+        return emitOpError("input shape ")
+               << shapeStr(in) << " differs from " << shapeStr(out)
+               << " off the concatenation axis";
+    total += in[axis];
+  }
+  if (total != out[axis])
+    return emitOpError("inputs add up to ") << total << " along axis "
+                                            << axis << ", not " << out[axis];
+  return success();
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
+  SmallVector<SmallVector<Attribute>> parts;
+  for (Attribute a : adaptor.getInputs()) {
+    auto dense = dyn_cast_or_null<DenseElementsAttr>(a);
+    if (!dense)
+      return {};
+    parts.push_back(llvm::to_vector(dense.getValues<Attribute>()));
+  }
+  auto out = cast<RankedTensorType>(getType());
+  int64_t axis = getAxis(), outer = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= out.getDimSize(d);
+  SmallVector<Attribute> result;
+  for (int64_t o = 0; o < outer; ++o)
+    for (auto &part : parts) {
+      int64_t chunk = part.size() / std::max<int64_t>(outer, 1);
+      result.append(part.begin() + o * chunk, part.begin() + (o + 1) * chunk);
+    }
+  return DenseElementsAttr::get(out, result);
+}
+
+LogicalResult ConcatOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  int64_t rank = cast<RankedTensorType>(getType()).getRank(), offset = 0;
+  for (Value v : getInputs()) {
+    SmallVector<int64_t> starts(rank, 0), steps(rank, 1);
+    starts[getAxis()] = offset;
+    offset += cast<RankedTensorType>(v.getType()).getDimSize(getAxis());
+    operandGrads.push_back(b.create<SliceOp>(
+        getLoc(), v.getType(), resultGrads[0], b.getDenseI64ArrayAttr(starts),
+        b.getDenseI64ArrayAttr(steps)));
+  }
+  return success();
+}
+
+int64_t ConcatOp::getFlops() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// EqualOp and CastOp: folded on constants only
+//===----------------------------------------------------------------------===//
+
+/// An element as a double (floats, integers and bools).
+static double asDouble(Attribute a) {
+  if (auto f = dyn_cast<FloatAttr>(a))
+    return f.getValueAsDouble();
+  auto i = cast<IntegerAttr>(a);
+  return i.getType().isInteger(1) ? (double)i.getValue().getZExtValue()
+                                  : (double)i.getValue().getSExtValue();
+}
+
+OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
+  auto lhs = dyn_cast_or_null<DenseElementsAttr>(adaptor.getLhs());
+  auto rhs = dyn_cast_or_null<DenseElementsAttr>(adaptor.getRhs());
+  if (!lhs || !rhs)
+    return {};
+  auto out = cast<RankedTensorType>(getType());
+  auto a = llvm::to_vector(lhs.getValues<Attribute>());
+  auto c = llvm::to_vector(rhs.getValues<Attribute>());
+  SmallVector<bool> result;
+  for (int64_t i = 0; i < out.getNumElements(); ++i)
+    result.push_back(
+        asDouble(a[broadcastSource(i, out.getShape(), lhs.getType().getShape())]) ==
+        asDouble(c[broadcastSource(i, out.getShape(), rhs.getType().getShape())]));
+  return DenseElementsAttr::get(out, ArrayRef<bool>(result));
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  auto in = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
+  if (!in)
+    return {};
+  auto out = cast<RankedTensorType>(getType());
+  Type elem = out.getElementType();
+  SmallVector<Attribute> result;
+  for (Attribute a : in.getValues<Attribute>()) {
+    double v = asDouble(a);
+    if (elem.isF32())
+      result.push_back(FloatAttr::get(elem, v));
+    else if (elem.isInteger(1))
+      result.push_back(IntegerAttr::get(elem, v != 0.0));
+    else
+      result.push_back(IntegerAttr::get(elem, (int64_t)v));
+  }
+  return DenseElementsAttr::get(out, result);
+}
+
+//===----------------------------------------------------------------------===//
+// WhereOp: y = c ? a : b     da = sum_to(c ? dy : 0), db = sum_to(c ? 0 : dy)
+//===----------------------------------------------------------------------===//
+
+LogicalResult WhereOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                SmallVectorImpl<Value> &operandGrads) {
+  Value dy = resultGrads[0];
+  operandGrads.push_back(Value());
+  for (auto [operand, negate] :
+       {std::make_pair(getLhs(), false), std::make_pair(getRhs(), true)}) {
+    Value g = b.create<WhereGradOp>(getLoc(), dy.getType(), dy, getCond(),
+                                    negate ? b.getUnitAttr() : UnitAttr());
+    if (g.getType() != operand.getType())
+      g = b.create<SumToOp>(getLoc(), operand.getType(), g);
+    operandGrads.push_back(g);
+  }
+  return success();
+}
+
+int64_t WhereOp::getFlops() { return numElements(getResult()); }
+int64_t WhereGradOp::getFlops() { return numElements(getResult()); }

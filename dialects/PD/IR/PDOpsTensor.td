@@ -41,6 +41,7 @@ def PD_ReshapeOp : PD_Op<"reshape", [Pure,
   let results = (outs PD_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def PD_GatherOp : PD_Op<"gather", [Pure,
@@ -102,4 +103,128 @@ def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
+}
+
+def PD_SliceOp : PD_Op<"slice", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "A strided window of a tensor: start and step per dimension.";
+  let description = [{
+    result[i...] = input[starts + i * steps ...] for every dimension, the
+    result shape giving the window's size (steps are positive). ONNX Slice
+    and Split import to this op with their constant arguments resolved.
+    Folds on constant inputs.
+
+    ```mlir
+    %q = pd.slice %qkv {starts = array<i64: 0, 0, 32>, steps = array<i64: 1, 1, 1>} : tensor<4x8x96xf32> -> tensor<4x8x32xf32>
+    ```
+  }];
+  let arguments = (ins PD_AnyTensor:$input, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$steps);
+  let results = (outs PD_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def PD_SliceGradOp : PD_Op<"slice_grad", [Pure,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradient of slice: dY placed in a zero tensor of the input's shape.";
+  let description = [{
+    ```mlir
+    %dx = pd.slice_grad %dq {starts = array<i64: 0, 0, 32>, steps = array<i64: 1, 1, 1>} : tensor<4x8x32xf32> -> tensor<4x8x96xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$grad, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$steps);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` type($grad) `->` type($result)";
+}
+
+def PD_ConcatOp : PD_Op<"concat", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Concatenates tensors along one axis.";
+  let description = [{
+    ONNX Concat; shape computations on constants fold at import.
+
+    ```mlir
+    %c = pd.concat %a, %b {axis = 0 : i64} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<5x4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<PD_AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs PD_AnyTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def PD_EqualOp : PD_Op<"equal", [Pure]> {
+  let summary = "Elementwise equality with numpy broadcasting (a bool tensor).";
+  let description = [{
+    Not differentiable. In exported models it compares masks and shapes,
+    which are constants, so it folds at import; it has no run-time kernel.
+
+    ```mlir
+    %m = pd.equal %a, %b : tensor<1x1x8x8xf32>, tensor<f32> -> tensor<1x1x8x8xi1>
+    ```
+  }];
+  let arguments = (ins PD_AnyTensor:$lhs, PD_AnyTensor:$rhs);
+  let results = (outs PD_BoolTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def PD_CastOp : PD_Op<"cast", [Pure]> {
+  let summary = "Converts the element type of a constant tensor.";
+  let description = [{
+    ONNX Cast between f32, i64, i32 and bool. It folds on constants (shape
+    and mask computations); casts of run-time values are rejected at import.
+
+    ```mlir
+    %b = pd.cast %m : tensor<8xi64> -> tensor<8xi1>
+    ```
+  }];
+  let arguments = (ins PD_AnyTensor:$input);
+  let results = (outs PD_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def PD_WhereOp : PD_Op<"where", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Elementwise select cond ? x : y with numpy broadcasting.";
+  let description = [{
+    ```mlir
+    %a = pd.where %mask, %ninf, %att : tensor<1x1x8x8xi1>, tensor<f32>, tensor<4x2x8x8xf32> -> tensor<4x2x8x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_BoolTensor:$cond, PD_F32Tensor:$lhs,
+                       PD_F32Tensor:$rhs);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+def PD_WhereGradOp : PD_Op<"where_grad", [Pure,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradient of where for one branch: cond ? dy : 0 (or !cond).";
+  let description = [{
+    With `negate`, selects where the condition is false (the y branch).
+    The result has dy's shape; pd.sum_to reduces it to the branch's shape.
+
+    ```mlir
+    %dx = pd.where_grad %dy, %mask {negate} : tensor<4x2x8x8xf32>, tensor<1x1x8x8xi1> -> tensor<4x2x8x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$grad, PD_BoolTensor:$cond,
+                       UnitAttr:$negate);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $cond attr-dict `:` type($grad) `,` type($cond) `->` type($result)
+  }];
 }

@@ -21,6 +21,24 @@ typedef struct pdrt_ctx pdrt_ctx;
 void pdrt_permute(pdrt_ctx *ctx, const void *x, void *y, const int64_t *desc,
                   int64_t elem_size);
 
+/// The inverse of pdrt_permute: y[base + offset(i)] = x[i] for the offsets
+/// that `desc` ([rank, x_dims[rank], y_strides[rank]], f32 elements) gives;
+/// when `zero_first`, y (of `y_numel` floats) is zeroed first. Slice
+/// gradients and concatenation write through it.
+void pdrt_scatter(pdrt_ctx *ctx, const float *x, float *y, int64_t y_numel,
+                  int64_t base, const int64_t *desc, int32_t zero_first);
+
+/// out = cond ? a : b with numpy broadcasting; cond holds one byte per
+/// element. `desc` is [rank, out_dims[rank], cond_strides[rank],
+/// a_strides[rank], b_strides[rank]].
+void pdrt_where(pdrt_ctx *ctx, const uint8_t *cond, const float *a,
+                const float *b, float *out, const int64_t *desc);
+
+/// The gradient of one branch of where: dx = (cond != negate) ? dy : 0, dx
+/// of dy's shape; `desc` is [rank, dy_dims[rank], cond_strides[rank]].
+void pdrt_where_grad(pdrt_ctx *ctx, const float *dy, const uint8_t *cond,
+                     float *dx, const int64_t *desc, int32_t negate);
+
 /// out[i, :] = data[idx[i], :] for i < n, rows of `row_size` floats; data
 /// has `rows` rows; negative indices count from the end; an index outside
 /// [-rows, rows) is a ctx error naming it.
