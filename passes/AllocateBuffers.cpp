@@ -96,38 +96,55 @@ static int64_t allocateWorkspace(func::FuncOp fn) {
   return packIntervals(intervals);
 }
 
-/// Parameters: weights, gradient accumulator and optimizer state.
-static void allocateParams(ModuleOp module, int64_t stage,
-                           ArrayRef<func::FuncOp> fns, int64_t optimizerStates,
+/// Parameters: weights, gradient accumulator and optimizer state. Every
+/// stage that reads a parameter owns a copy (a tied embedding and LM head
+/// live on the first and the last stage): the stage's layout goes into its
+/// forward function's `pd.params` ({name = [weight, grad, optimizer]
+/// offsets}), each accumulate_grad gets its `pd.grad_offset`, and the
+/// pd.param lists its owner stages in `pd.owners`.
+static void allocateParams(ModuleOp module, int64_t stage, func::FuncOp fwd,
+                           func::FuncOp bwd, int64_t optimizerStates,
                            Regions &regions) {
   Builder b(module.getContext());
-  SetVector<ParamOp> params;
-  for (func::FuncOp fn : fns)
+  llvm::MapVector<ParamOp, SmallVector<int64_t, 3>> layout;
+  for (func::FuncOp fn : {fwd, bwd})
     fn.walk([&](Operation *op) {
       FlatSymbolRefAttr sym;
       if (auto ref = dyn_cast<ParamRefOp>(op))
         sym = ref.getParamAttr();
       else if (auto acc = dyn_cast<AccumulateGradOp>(op))
         sym = acc.getParamAttr();
-      if (sym)
-        params.insert(module.lookupSymbol<ParamOp>(sym));
+      if (!sym)
+        return;
+      auto param = module.lookupSymbol<ParamOp>(sym);
+      if (layout.count(param))
+        return;
+      int64_t bytes = alignUp(getTensorBytes(param.getType()));
+      layout[param] = {regions.weights, regions.grads, regions.optimizer};
+      regions.weights += bytes;
+      regions.grads += bytes;
+      regions.optimizer += optimizerStates * bytes;
     });
-  for (ParamOp param : params) {
-    int64_t bytes = alignUp(getTensorBytes(param.getType()));
-    param->setAttr(kStageAttr, b.getI64IntegerAttr(stage));
-    param->setAttr("pd.weight_offset", b.getI64IntegerAttr(regions.weights));
-    param->setAttr("pd.grad_offset", b.getI64IntegerAttr(regions.grads));
-    param->setAttr("pd.optimizer_offset",
-                   b.getI64IntegerAttr(regions.optimizer));
-    regions.weights += bytes;
-    regions.grads += bytes;
-    regions.optimizer += optimizerStates * bytes;
+  SmallVector<NamedAttribute> entries;
+  for (auto &[param, offsets] : layout) {
+    entries.push_back(b.getNamedAttr(param.getSymName(),
+                                     b.getDenseI64ArrayAttr(offsets)));
+    SmallVector<int64_t> owners;
+    if (auto old = param->getAttrOfType<DenseI64ArrayAttr>("pd.owners"))
+      owners.assign(old.asArrayRef().begin(), old.asArrayRef().end());
+    owners.push_back(stage);
+    param->setAttr("pd.owners", b.getDenseI64ArrayAttr(owners));
   }
-  for (func::FuncOp fn : fns)
-    fn.walk([&](ParamRefOp ref) {
-      auto param = module.lookupSymbol<ParamOp>(ref.getParamAttr());
-      setBuffer(ref, "weights",
-                cast<IntegerAttr>(param->getAttr("pd.weight_offset")).getInt());
+  fwd->setAttr("pd.params", b.getDictionaryAttr(entries));
+  for (func::FuncOp fn : {fwd, bwd})
+    fn.walk([&](Operation *op) {
+      if (auto ref = dyn_cast<ParamRefOp>(op))
+        setBuffer(ref, "weights",
+                  layout[module.lookupSymbol<ParamOp>(ref.getParamAttr())][0]);
+      else if (auto acc = dyn_cast<AccumulateGradOp>(op))
+        acc->setAttr("pd.grad_offset",
+                     b.getI64IntegerAttr(layout[module.lookupSymbol<ParamOp>(
+                         acc.getParamAttr())][1]));
     });
 }
 
@@ -139,9 +156,8 @@ static void fuseGradAccumulation(ModuleOp module, func::FuncOp bwd) {
     auto matmul = acc.getGrad().getDefiningOp<MatMulOp>();
     if (!matmul || !matmul->hasOneUse())
       return;
-    auto param = module.lookupSymbol<ParamOp>(acc.getParamAttr());
     setBuffer(matmul, "grads",
-              cast<IntegerAttr>(param->getAttr("pd.grad_offset")).getInt());
+              cast<IntegerAttr>(acc->getAttr("pd.grad_offset")).getInt());
     matmul->setAttr("pd.accumulate", UnitAttr::get(module.getContext()));
   });
 }
@@ -198,7 +214,7 @@ void AllocateBuffersPass::runOnOperation() {
       return signalPassFailure();
     }
     Regions regions;
-    allocateParams(module, s, {fwd, bwd}, optimizerStates, regions);
+    allocateParams(module, s, fwd, bwd, optimizerStates, regions);
     fuseGradAccumulation(module, bwd);
     allocateStash(fwd, bwd, regions);
     allocateCommAndConstants(fwd, regions);

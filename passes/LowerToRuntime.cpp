@@ -280,9 +280,8 @@ LogicalResult StageLowering::lowerOp(Operation *op) {
         BufferAttr buffer = getBuffer(acc.getGrad());
         if (buffer && buffer.getRegion() == "grads")
           return success();
-        auto param = module.lookupSymbol<ParamOp>(acc.getParamAttr());
         int64_t offset =
-            cast<IntegerAttr>(param->getAttr("pd.grad_offset")).getInt();
+            cast<IntegerAttr>(acc->getAttr("pd.grad_offset")).getInt();
         auto ptr = LLVM::LLVMPointerType::get(b.getContext());
         Value dst = b.create<LLVM::GEPOp>(loc, ptr, b.getI8Type(), params[2],
                                           ArrayRef<LLVM::GEPArg>{offset});

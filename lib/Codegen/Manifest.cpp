@@ -45,7 +45,8 @@ std::string mlir::pd::buildStageManifest(const StageInfo &info,
                                   {"shape", toArray(p.shape)},
                                   {"offset", p.offset},
                                   {"grad_offset", p.gradOffset},
-                                  {"optimizer_offset", p.optimizerOffset}});
+                                  {"optimizer_offset", p.optimizerOffset},
+                                  {"owners", toArray(p.owners)}});
   for (const StageInput &in : info.inputs)
     inputs.push_back(json::Object{{"index", in.index},
                                   {"name", in.name},

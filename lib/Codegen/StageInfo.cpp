@@ -11,11 +11,6 @@
 using namespace mlir;
 using namespace mlir::pd;
 
-static int64_t intAttr(Operation *op, StringRef name) {
-  auto attr = op->getAttrOfType<IntegerAttr>(name);
-  return attr ? attr.getInt() : 0;
-}
-
 static FailureOr<StageRegions> readRegions(func::FuncOp fwd) {
   auto dict = fwd->getAttrOfType<DictionaryAttr>("pd.regions");
   if (!dict)
@@ -89,16 +84,23 @@ FailureOr<StageInfo> mlir::pd::collectStageInfo(ModuleOp module,
   if (failed(regions))
     return failure();
   info.regions = *regions;
-  for (ParamOp param : module.getOps<ParamOp>()) {
-    if (!param->hasAttr("pd.stage") || intAttr(param, "pd.stage") != stage)
-      continue;
+  auto layout = fwd->getAttrOfType<DictionaryAttr>("pd.params");
+  if (!layout)
+    return fwd.emitError("stage has no pd.params; run pd-allocate-buffers");
+  for (NamedAttribute entry : layout) {
+    auto param = module.lookupSymbol<ParamOp>(entry.getName());
+    auto offsets = dyn_cast<DenseI64ArrayAttr>(entry.getValue());
+    if (!param || !offsets || offsets.size() != 3)
+      return fwd.emitError("bad pd.params entry ") << entry.getName();
     StageParam p;
     p.name = param.getOnnxName().str();
     auto shape = cast<RankedTensorType>(param.getType()).getShape();
     p.shape.assign(shape.begin(), shape.end());
-    p.offset = intAttr(param, "pd.weight_offset");
-    p.gradOffset = intAttr(param, "pd.grad_offset");
-    p.optimizerOffset = intAttr(param, "pd.optimizer_offset");
+    p.offset = offsets[0];
+    p.gradOffset = offsets[1];
+    p.optimizerOffset = offsets[2];
+    if (auto owners = param->getAttrOfType<DenseI64ArrayAttr>("pd.owners"))
+      p.owners.assign(owners.asArrayRef().begin(), owners.asArrayRef().end());
     info.params.push_back(p);
   }
   collectOps(fwd, /*forward=*/true, info);

@@ -207,11 +207,13 @@ GraphImporter::lookup(StringRef name, Location loc,
   auto it = values.find(name);
   if (it != values.end())
     return it->second;
+  // Every use reads the parameter through its own pd.param_ref, so that
+  // uses on different pipeline stages (a tied embedding and LM head) each
+  // get their own read and gradient.
   if (auto param = params.lookup(name)) {
     auto ref = builder.create<ParamRefOp>(
         loc, param.getType(), FlatSymbolRefAttr::get(param.getSymNameAttr()));
-    values[name] = ONNXValue{ref, false};
-    return values[name];
+    return ONNXValue{ref, false};
   }
   if (const onnx::TensorProto *init = constantInitializers.lookup(name)) {
     SmallVector<int64_t> shape(init->dims().begin(), init->dims().end());

@@ -82,6 +82,10 @@ Status parseArgs(const std::vector<std::string> &args, RunOptions *out) {
       o.printMemory = true;
       continue;
     }
+    if (flag == "--check-ties" && !hasValue) {
+      o.checkTies = true;
+      continue;
+    }
     static const char *const kValued[] = {"--model", "--steps", "--lr", "--seed",
                                           "--log-every", "--data", "--save-onnx",
                                           "--dump-grads"};

@@ -50,6 +50,8 @@ public:
   ~Executor() {
     if (ctx_.replicaComm != MPI_COMM_NULL)
       MPI_Comm_free(&ctx_.replicaComm);
+    for (auto &tie : ties_)
+      MPI_Comm_free(&tie.second);
   }
   Status setup();
   Status run();
@@ -69,6 +71,8 @@ private:
   Status allocate();
   Status callStage(const Action &a);
   Status update(const Action &a);
+  Status createTies();
+  Status checkTies();
   Status dumpGradients();
   Status logLoss(int64_t j);
 
@@ -81,6 +85,9 @@ private:
   DataSource data_;
   std::unique_ptr<char, FreeDeleter> arena_;
   int newestVersion_ = 0;
+  /// Tied parameters of this stage and the communicator of their owners
+  /// (same replica), in name order on every owner.
+  std::vector<std::pair<const ParamInfo *, MPI_Comm>> ties_;
   std::chrono::steady_clock::time_point lastLog_;
   int64_t lastLoggedStep_ = 0;
 };
@@ -131,6 +138,7 @@ Status Executor::setup() {
     setBlasThreads(localRanks);
     MPI_Comm_free(&local);
   }
+  PDRT_RETURN_IF_ERROR(createTies());
   PDRT_RETURN_IF_ERROR(allocate());
   std::string model = opts_.model.empty() ? m_.model : opts_.model;
   if (model.empty())
@@ -165,6 +173,11 @@ Status Executor::callStage(const Action &a) {
 Status Executor::update(const Action &a) {
   float *g = reinterpret_cast<float *>(grads());
   PDRT_RETURN_IF_ERROR(allreduceSum(ctx_.replicaComm, g, m_.regions.grads / 4));
+  // Tied copies (embedding and LM head) take the sum of all their owners'
+  // gradients, so that they get identical updates and stay identical.
+  for (auto &[p, comm] : ties_)
+    PDRT_RETURN_IF_ERROR(allreduceSum(
+        comm, reinterpret_cast<float *>(grads() + p->gradOffset), p->numel));
   if (a.index == 0 && replica_ == 0 && !opts_.dumpGrads.empty())
     PDRT_RETURN_IF_ERROR(dumpGradients());
   applyOptimizer(m_, optimizer_, weights(a.version), weights(a.writeVersion),
@@ -228,7 +241,55 @@ Status Executor::run() {
   return waitAll(ctx_.backwardSends);
 }
 
+Status Executor::createTies() {
+  std::vector<const ParamInfo *> tied;
+  for (const ParamInfo &p : m_.params)
+    if (p.owners.size() > 1)
+      tied.push_back(&p);
+  std::sort(tied.begin(), tied.end(), [](const ParamInfo *a, const ParamInfo *b) {
+    return a->name < b->name;
+  });
+  MPI_Group world;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  for (const ParamInfo *p : tied) {
+    std::vector<int> ranks;
+    for (int64_t owner : p->owners)
+      ranks.push_back((int)(owner * m_.replicas + replica_));
+    MPI_Group group;
+    MPI_Comm comm;
+    MPI_Group_incl(world, (int)ranks.size(), ranks.data(), &group);
+    int tag = (int)(std::hash<std::string>()(p->name) % 30000);
+    int rc = MPI_Comm_create_group(MPI_COMM_WORLD, group, tag, &comm);
+    MPI_Group_free(&group);
+    if (rc != MPI_SUCCESS)
+      return Status::error(mpiErrorString(
+          ("MPI_Comm_create_group for tied '" + p->name + "'").c_str(), rc));
+    ties_.emplace_back(p, comm);
+  }
+  MPI_Group_free(&world);
+  return Status::ok();
+}
+
+Status Executor::checkTies() {
+  for (auto &[p, comm] : ties_)
+    for (int v = 0; v < m_.regions.weightVersions; ++v) {
+      const auto *words = reinterpret_cast<const uint32_t *>(weights(v) + p->offset);
+      std::vector<uint32_t> all(words, words + p->numel), any(all);
+      MPI_Allreduce(MPI_IN_PLACE, all.data(), (int)all.size(), MPI_UINT32_T,
+                    MPI_BAND, comm);
+      MPI_Allreduce(MPI_IN_PLACE, any.data(), (int)any.size(), MPI_UINT32_T,
+                    MPI_BOR, comm);
+      if (all != any)
+        return Status::error(format("tied parameter '%s' differs between its "
+                                    "owner stages (weight version %d)",
+                                    p->name.c_str(), v));
+    }
+  return Status::ok();
+}
+
 Status Executor::finish() {
+  if (opts_.checkTies)
+    PDRT_RETURN_IF_ERROR(checkTies());
   if (!opts_.saveOnnx.empty()) {
     std::string model = opts_.model.empty() ? m_.model : opts_.model;
     PDRT_RETURN_IF_ERROR(saveTrainedModel(m_, rank_, weights(newestVersion_), model,

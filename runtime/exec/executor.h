@@ -27,6 +27,9 @@ struct RunOptions {
   bool synthetic = false;
   std::string saveOnnx;
   bool printMemory = false;
+  /// --check-ties: at the end, fail unless every tied parameter's copies
+  /// are bitwise identical on all owner stages.
+  bool checkTies = false;
   /// --dump-grads DIR: write each parameter's gradient of the first step
   /// (summed over microbatches and replicas, before the update) to
   /// DIR/NAME.npy, '/' in names replaced by '__'. For gradient checks.

@@ -151,6 +151,7 @@ Status parseParam(const json &j, size_t i, const Manifest &m, ParamInfo *p) {
   PDRT_RETURN_IF_ERROR(get(j, "offset", w, &p->offset));
   PDRT_RETURN_IF_ERROR(get(j, "grad_offset", w, &p->gradOffset));
   PDRT_RETURN_IF_ERROR(getOpt(j, "optimizer_offset", w, &p->optimizerOffset));
+  PDRT_RETURN_IF_ERROR(getOpt(j, "owners", w, &p->owners));
   p->numel = 1;
   for (int64_t d : p->shape) {
     if (d < 0)

@@ -31,6 +31,9 @@ struct ParamInfo {
   std::string name;
   std::vector<int64_t> shape;
   int64_t numel = 0, offset = 0, gradOffset = 0, optimizerOffset = 0;
+  /// Stages holding a copy; more than one for a tied parameter, whose
+  /// gradients are summed across the copies before every update.
+  std::vector<int64_t> owners;
 };
 
 struct InputInfo {

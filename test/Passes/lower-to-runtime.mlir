@@ -21,9 +21,9 @@ module attributes {pd.num_stages = 2 : i64} {
     %1 = pd.sum_to %0 {pd.buffer = #pd.buffer<"workspace", 256>} : tensor<4x16xf32> -> tensor<16xf32>
     %2 = pd.matmul %0, %arg0 {pd.buffer = #pd.buffer<"workspace", 512>, transpose_lhs} : tensor<4x16xf32>, tensor<4x8xf32> -> tensor<16x8xf32>
     %3 = pd.matmul %0, %arg0 {pd.accumulate, pd.buffer = #pd.buffer<"grads", 0>, transpose_lhs} : tensor<4x16xf32>, tensor<4x8xf32> -> tensor<16x8xf32>
-    pd.accumulate_grad @w1, %3 : tensor<16x8xf32>
-    pd.accumulate_grad @b1, %1 : tensor<16xf32>
-    pd.accumulate_grad @w1, %2 : tensor<16x8xf32>
+    pd.accumulate_grad @w1, %3 {pd.grad_offset = 0 : i64} : tensor<16x8xf32>
+    pd.accumulate_grad @b1, %1 {pd.grad_offset = 512 : i64} : tensor<16xf32>
+    pd.accumulate_grad @w1, %2 {pd.grad_offset = 0 : i64} : tensor<16x8xf32>
     return
   }
   func.func @stage1_forward() -> () attributes {pd.phase = "forward", pd.stage = 1 : i64} {

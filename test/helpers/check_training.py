@@ -49,6 +49,8 @@ def parse_args():
                    help="also run with W2 replicas on the same global batch")
     p.add_argument("--check-memory", action="store_true",
                    help="check printed arena bytes against plan.json")
+    p.add_argument("--check-ties", action="store_true",
+                   help="make the run fail unless tied copies stay identical")
     p.add_argument("--work-dir", help="keep plans and outputs here (default: a "
                    "temporary directory, removed afterwards)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per command")
@@ -97,6 +99,8 @@ def run_plan(args, plan_dir, out_onnx):
            "--data", args.data, "--save-onnx", out_onnx, "--log-every", "1"]
     if args.check_memory:
         cmd.append("--print-memory")
+    if args.check_ties:
+        cmd.append("--check-ties")
     return run_command(cmd, args.timeout, "run")
 
 

@@ -32,6 +32,8 @@ struct StageParam {
   std::string name; ///< ONNX initializer name.
   std::vector<int64_t> shape;
   int64_t offset = 0, gradOffset = 0, optimizerOffset = 0;
+  /// Every stage holding a copy (more than one for tied parameters).
+  std::vector<int64_t> owners;
 };
 
 struct StageInput {
