@@ -83,27 +83,81 @@ LogicalResult ReshapeOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
 int64_t ReshapeOp::getFlops() { return 0; }
 
 //===----------------------------------------------------------------------===//
-// GatherOp: y[i, :] = T[idx[i], :]     dT[idx[i], :] += dy[i, :]
+// GatherOp: y[a, i, b] = x[a, idx[i], b]     dx[a, idx[i], b] += dy[a, i, b]
 //===----------------------------------------------------------------------===//
 
-LogicalResult GatherOp::verify() {
-  auto data = getData().getType().getShape();
-  auto idx = getIndices().getType().getShape();
-  SmallVector<int64_t> expected(idx);
-  if (data.empty())
-    return emitOpError("data must have rank >= 1");
-  expected.append(data.begin() + 1, data.end());
-  if (ArrayRef<int64_t>(expected) != getType().getShape())
-    return emitOpError("result shape ")
-           << shapeStr(getType().getShape()) << " is not "
+/// The shape of gathering `indices` from `data` along `axis`:
+/// data[:axis] + indices + data[axis+1:].
+static SmallVector<int64_t> gatheredShape(ArrayRef<int64_t> data,
+                                          ArrayRef<int64_t> indices,
+                                          int64_t axis) {
+  SmallVector<int64_t> shape(data.begin(), data.begin() + axis);
+  shape.append(indices.begin(), indices.end());
+  shape.append(data.begin() + axis + 1, data.end());
+  return shape;
+}
+
+/// Verifies the shapes of a gather (or of its gradient, whose `data` is the
+/// result and `gathered` the incoming gradient).
+static LogicalResult verifyGather(Operation *op, RankedTensorType data,
+                                  RankedTensorType indices,
+                                  RankedTensorType gathered, int64_t axis) {
+  if (data.getRank() < 1)
+    return op->emitOpError("data must have rank >= 1");
+  if (axis < 0 || axis >= data.getRank())
+    return op->emitOpError("axis ")
+           << axis << " is out of range for data of rank " << data.getRank();
+  if (data.getElementType() != gathered.getElementType())
+    return op->emitOpError("data and gathered element types differ");
+  auto expected = gatheredShape(data.getShape(), indices.getShape(), axis);
+  if (ArrayRef<int64_t>(expected) != gathered.getShape())
+    return op->emitOpError("gathered shape ")
+           << shapeStr(gathered.getShape()) << " is not "
            << shapeStr(expected);
   return success();
 }
 
+LogicalResult GatherOp::verify() {
+  return verifyGather(*this, getData().getType(), getIndices().getType(),
+                      getType(), getAxis());
+}
+
+LogicalResult GatherGradOp::verify() {
+  return verifyGather(*this, getType(), getIndices().getType(),
+                      getGrad().getType(), getAxis());
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  auto data = dyn_cast_or_null<DenseElementsAttr>(adaptor.getData());
+  auto idx = dyn_cast_or_null<DenseElementsAttr>(adaptor.getIndices());
+  if (!data || !idx)
+    return {};
+  auto shape = data.getType().getShape();
+  int64_t axis = getAxis(), rows = shape[axis], inner = 1;
+  for (int64_t d = axis + 1; d < (int64_t)shape.size(); ++d)
+    inner *= shape[d];
+  int64_t outer = data.getNumElements() / std::max<int64_t>(rows * inner, 1);
+  auto values = llvm::to_vector(data.getValues<Attribute>());
+  SmallVector<Attribute> result;
+  for (int64_t o = 0; o < outer; ++o)
+    for (APInt i : idx.getValues<APInt>()) {
+      int64_t row = i.getSExtValue() < 0 ? i.getSExtValue() + rows
+                                         : i.getSExtValue();
+      if (row < 0 || row >= rows)
+        return {}; // Left to the run-time kernel, which reports it.
+      auto first = values.begin() + (o * rows + row) * inner;
+      result.append(first, first + inner);
+    }
+  return DenseElementsAttr::get(getType(), result);
+}
+
 LogicalResult GatherOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                  SmallVectorImpl<Value> &operandGrads) {
-  operandGrads.push_back(b.create<GatherGradOp>(
-      getLoc(), getData().getType(), resultGrads[0], getIndices()));
+  if (!getData().getType().getElementType().isF32())
+    return emitOpError("gathers of non-float data are not differentiable");
+  operandGrads.push_back(b.create<GatherGradOp>(getLoc(), getData().getType(),
+                                                resultGrads[0], getIndices(),
+                                                getAxisAttr()));
   operandGrads.push_back(Value());
   return success();
 }
@@ -205,6 +259,49 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
 }
 
 //===----------------------------------------------------------------------===//
+// BroadcastToOp: y = broadcast(x)     dx = sum_to(dy)
+//===----------------------------------------------------------------------===//
+
+LogicalResult BroadcastToOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getType());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("input and result element types differ");
+  auto shape = broadcastShapes(in.getShape(), out.getShape());
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != out.getShape())
+    return emitOpError("input shape ")
+           << shapeStr(in.getShape()) << " does not broadcast to "
+           << shapeStr(out.getShape());
+  return success();
+}
+
+OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
+  if (!dense)
+    return {};
+  auto out = cast<RankedTensorType>(getType());
+  if (dense.isSplat())
+    return DenseElementsAttr::get(out, dense.getSplatValue<Attribute>());
+  auto values = llvm::to_vector(dense.getValues<Attribute>());
+  SmallVector<Attribute> result;
+  for (int64_t i = 0; i < out.getNumElements(); ++i)
+    result.push_back(values[broadcastSource(i, out.getShape(),
+                                            dense.getType().getShape())]);
+  return DenseElementsAttr::get(out, result);
+}
+
+LogicalResult BroadcastToOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                      SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.push_back(
+      b.create<SumToOp>(getLoc(), getInput().getType(), resultGrads[0]));
+  return success();
+}
+
+int64_t BroadcastToOp::getFlops() { return 0; }
+
+//===----------------------------------------------------------------------===//
 // SliceOp: y[i] = x[start + i * step]     dx = slice_grad(dy)
 //===----------------------------------------------------------------------===//
 
@@ -221,22 +318,38 @@ static int64_t sliceSource(int64_t linear, ArrayRef<int64_t> out,
   return offset;
 }
 
-LogicalResult SliceOp::verify() {
-  auto in = cast<RankedTensorType>(getInput().getType()).getShape();
-  auto out = cast<RankedTensorType>(getType()).getShape();
-  if (getStarts().size() != in.size() || getSteps().size() != in.size() ||
+/// Verifies that the window (starts, steps, `out` sizes) lies inside `in`.
+static LogicalResult verifyWindow(Operation *op, ArrayRef<int64_t> in,
+                                  ArrayRef<int64_t> out,
+                                  ArrayRef<int64_t> starts,
+                                  ArrayRef<int64_t> steps) {
+  if (starts.size() != in.size() || steps.size() != in.size() ||
       out.size() != in.size())
-    return emitOpError("starts, steps and result need the input's rank ")
+    return op->emitOpError("starts, steps and result need the input's rank ")
            << in.size();
   for (size_t d = 0; d < in.size(); ++d) {
-    int64_t start = getStarts()[d], step = getSteps()[d];
-    if (step < 1 || start < 0 ||
-        (out[d] > 0 && start + (out[d] - 1) * step >= in[d]))
-      return emitOpError("dimension ")
+    int64_t start = starts[d], step = steps[d];
+    int64_t last = start + (out[d] - 1) * step;
+    if (step == 0 || (out[d] > 0 && (start < 0 || start >= in[d] ||
+                                     last < 0 || last >= in[d])))
+      return op->emitOpError("dimension ")
              << d << ": the window start " << start << ", step " << step
              << ", size " << out[d] << " leaves the input of size " << in[d];
   }
   return success();
+}
+
+LogicalResult SliceOp::verify() {
+  if (getInput().getType().getElementType() !=
+      getType().getElementType())
+    return emitOpError("input and result element types differ");
+  return verifyWindow(*this, getInput().getType().getShape(),
+                      getType().getShape(), getStarts(), getSteps());
+}
+
+LogicalResult SliceGradOp::verify() {
+  return verifyWindow(*this, getType().getShape(),
+                      getGrad().getType().getShape(), getStarts(), getSteps());
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
@@ -340,6 +453,24 @@ static double asDouble(Attribute a) {
                                   : (double)i.getValue().getSExtValue();
 }
 
+LogicalResult EqualOp::verify() {
+  auto lhs = getLhs().getType(), rhs = getRhs().getType();
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOpError("operand element types differ");
+  auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != getType().getShape())
+    return emitOpError("result shape ")
+           << shapeStr(getType().getShape())
+           << " is not the broadcast of the operand shapes";
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  if (getInput().getType().getShape() != getType().getShape())
+    return emitOpError("input and result shapes differ");
+  return success();
+}
+
 OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
   auto lhs = dyn_cast_or_null<DenseElementsAttr>(adaptor.getLhs());
   auto rhs = dyn_cast_or_null<DenseElementsAttr>(adaptor.getRhs());
@@ -378,6 +509,30 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
 //===----------------------------------------------------------------------===//
 // WhereOp: y = c ? a : b     da = sum_to(c ? dy : 0), db = sum_to(c ? 0 : dy)
 //===----------------------------------------------------------------------===//
+
+LogicalResult WhereOp::verify() {
+  auto shape = broadcastShapes(getLhs().getType().getShape(),
+                               getRhs().getType().getShape());
+  if (succeeded(shape))
+    shape = broadcastShapes(*shape, getCond().getType().getShape());
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != getType().getShape())
+    return emitOpError("result shape ")
+           << shapeStr(getType().getShape())
+           << " is not the broadcast of the operand shapes";
+  return success();
+}
+
+LogicalResult WhereGradOp::verify() {
+  auto grad = getGrad().getType().getShape();
+  auto shape = broadcastShapes(getCond().getType().getShape(), grad);
+  if (getType() != getGrad().getType())
+    return emitOpError("result type differs from the gradient's");
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != grad)
+    return emitOpError("condition shape ")
+           << shapeStr(getCond().getType().getShape())
+           << " does not broadcast to " << shapeStr(grad);
+  return success();
+}
 
 LogicalResult WhereOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                 SmallVectorImpl<Value> &operandGrads) {

@@ -1,8 +1,8 @@
 //===- PDOpsTensor.td - pd tensor ops -----------------------*- tablegen -*-===//
 //
-// The tensor and shape ops: transpose, reshape, slice, concat, gather, where, batched matmul, ....
-// Included by PDOps.td; gradients in PDGradientsTensor.cpp, costs and
-// verifiers in PDOpsTensor.cpp.
+// The tensor and shape ops: transpose, reshape, gather, broadcast_to,
+// batched matmul, slice, concat, equal, cast and where. Included by
+// PDOps.td; verifiers, folders, costs and gradients in PDOpsTensor.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,39 +47,74 @@ def PD_ReshapeOp : PD_Op<"reshape", [Pure,
 def PD_GatherOp : PD_Op<"gather", [Pure,
     DeclareOpInterfaceMethods<PD_GradientOpInterface>,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
-  let summary = "Gathers rows of a table by integer indices (embedding lookup).";
+  let summary = "Gathers slices of a tensor along one axis by integer indices.";
   let description = [{
-    ONNX Gather on axis 0: result[i..., j...] = data[indices[i...], j...],
-    the result shape is indices.shape + data.shape[1:]. Negative indices
+    ONNX Gather: with data of shape [A..., N, B...] gathered along `axis`
+    (the position of N), result[a..., i..., b...] = data[a..., indices[i...],
+    b...] and the result shape is [A..., indices.shape..., B...]. On axis 0
+    of a [vocab, dim] table this is the embedding lookup. Negative indices
     count from the end; an index out of range is a run-time error naming it.
+    Folds when data and indices are constants (shape computations), which is
+    how non-float data is handled; run-time gathers copy elements of any
+    type, and only float data is differentiable.
 
     ```mlir
     %e = pd.gather %table, %idx : tensor<64x32xf32>, tensor<2x8xi64> -> tensor<2x8x32xf32>
+    %c = pd.gather %x, %i {axis = 1 : i64} : tensor<4x5x6xf32>, tensor<3xi64> -> tensor<4x3x6xf32>
     ```
   }];
-  let arguments = (ins PD_F32Tensor:$data, PD_IndexTensor:$indices);
-  let results = (outs PD_F32Tensor:$result);
+  let arguments = (ins PD_AnyTensor:$data, PD_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs PD_AnyTensor:$result);
   let assemblyFormat = [{
     $data `,` $indices attr-dict `:` type($data) `,` type($indices) `->` type($result)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def PD_GatherGradOp : PD_Op<"gather_grad", [Pure,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
-  let summary = "Gradient of gather: scatter-adds rows of dY into a zero table.";
+  let summary = "Gradient of gather: scatter-adds slices of dY into a zero tensor.";
   let description = [{
-    dData[indices[i...], :] += dY[i..., :]; repeated indices accumulate.
+    The result has the gathered data's shape: dData[a..., indices[i...],
+    b...] += dY[a..., i..., b...], starting from zero; repeated indices
+    accumulate.
 
     ```mlir
     %dt = pd.gather_grad %dy, %idx : tensor<2x8x32xf32>, tensor<2x8xi64> -> tensor<64x32xf32>
     ```
   }];
-  let arguments = (ins PD_F32Tensor:$grad, PD_IndexTensor:$indices);
+  let arguments = (ins PD_F32Tensor:$grad, PD_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = [{
     $grad `,` $indices attr-dict `:` type($grad) `,` type($indices) `->` type($result)
   }];
+  let hasVerifier = 1;
+}
+
+def PD_BroadcastToOp : PD_Op<"broadcast_to", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Broadcasts a tensor to a shape (numpy rules, ONNX Expand).";
+  let description = [{
+    The result shape must be the numpy broadcast of the input shape and
+    itself: dimensions are right-aligned and each input dimension is equal
+    to the result's or 1. Every result element copies the input element it
+    broadcasts from. ONNX Expand imports to this op, and batched matmuls
+    with broadcast batch dimensions materialise their operands with it.
+    The gradient is pd.sum_to. Folds on constants.
+
+    ```mlir
+    %y = pd.broadcast_to %x : tensor<1x4xf32> -> tensor<3x2x4xf32>
+    ```
+  }];
+  let arguments = (ins PD_AnyTensor:$input);
+  let results = (outs PD_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
@@ -111,9 +146,10 @@ def PD_SliceOp : PD_Op<"slice", [Pure,
   let summary = "A strided window of a tensor: start and step per dimension.";
   let description = [{
     result[i...] = input[starts + i * steps ...] for every dimension, the
-    result shape giving the window's size (steps are positive). ONNX Slice
-    and Split import to this op with their constant arguments resolved.
-    Folds on constant inputs.
+    result shape giving the window's size. Steps are non-zero; a negative
+    step walks backwards from its start. ONNX Slice and Split import to this
+    op with their constant arguments resolved and clamped. Folds on constant
+    inputs.
 
     ```mlir
     %q = pd.slice %qkv {starts = array<i64: 0, 0, 32>, steps = array<i64: 1, 1, 1>} : tensor<4x8x96xf32> -> tensor<4x8x32xf32>
@@ -131,6 +167,9 @@ def PD_SliceGradOp : PD_Op<"slice_grad", [Pure,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
   let summary = "Gradient of slice: dY placed in a zero tensor of the input's shape.";
   let description = [{
+    The result has the sliced input's shape; result[starts + i * steps] =
+    grad[i], every other element is zero.
+
     ```mlir
     %dx = pd.slice_grad %dq {starts = array<i64: 0, 0, 32>, steps = array<i64: 1, 1, 1>} : tensor<4x8x32xf32> -> tensor<4x8x96xf32>
     ```
@@ -139,6 +178,7 @@ def PD_SliceGradOp : PD_Op<"slice_grad", [Pure,
                        DenseI64ArrayAttr:$steps);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = "$grad attr-dict `:` type($grad) `->` type($result)";
+  let hasVerifier = 1;
 }
 
 def PD_ConcatOp : PD_Op<"concat", [Pure,
@@ -174,6 +214,7 @@ def PD_EqualOp : PD_Op<"equal", [Pure]> {
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
+  let hasVerifier = 1;
   let hasFolder = 1;
 }
 
@@ -190,6 +231,7 @@ def PD_CastOp : PD_Op<"cast", [Pure]> {
   let arguments = (ins PD_AnyTensor:$input);
   let results = (outs PD_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
   let hasFolder = 1;
 }
 
@@ -198,6 +240,10 @@ def PD_WhereOp : PD_Op<"where", [Pure,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
   let summary = "Elementwise select cond ? x : y with numpy broadcasting.";
   let description = [{
+    The result shape is the numpy broadcast of the three operand shapes. The
+    condition is a bool tensor, stored one byte per element at run time; in
+    exported models it is usually a folded constant (a causal mask).
+
     ```mlir
     %a = pd.where %mask, %ninf, %att : tensor<1x1x8x8xi1>, tensor<f32>, tensor<4x2x8x8xf32> -> tensor<4x2x8x8xf32>
     ```
@@ -208,6 +254,7 @@ def PD_WhereOp : PD_Op<"where", [Pure,
   let assemblyFormat = [{
     $cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($lhs) `,` type($rhs) `->` type($result)
   }];
+  let hasVerifier = 1;
 }
 
 def PD_WhereGradOp : PD_Op<"where_grad", [Pure,
@@ -227,4 +274,5 @@ def PD_WhereGradOp : PD_Op<"where_grad", [Pure,
   let assemblyFormat = [{
     $grad `,` $cond attr-dict `:` type($grad) `,` type($cond) `->` type($result)
   }];
+  let hasVerifier = 1;
 }
