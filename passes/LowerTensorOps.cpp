@@ -65,7 +65,7 @@ static SmallVector<int64_t> viewDescriptor(ArrayRef<int64_t> dims,
 static Value offsetPointer(StageLowering &L, Value ptr, int64_t bytes) {
   OpBuilder &b = L.getBuilder();
   return b.create<LLVM::GEPOp>(ptr.getLoc(), ptr.getType(), b.getI8Type(),
-                               ptr, ArrayRef<LLVM::GEPArg>{bytes});
+                               ptr, ArrayRef<LLVM::GEPArg>{L.byteOffset(bytes)});
 }
 
 /// Writes each concatenated input into its window of the result.

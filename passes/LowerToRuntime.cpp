@@ -46,6 +46,14 @@ Value StageLowering::i32(int64_t v) {
   return b.create<LLVM::ConstantOp>(loc, b.getI32Type(),
                                     b.getI32IntegerAttr(v));
 }
+LLVM::GEPArg StageLowering::byteOffset(int64_t bytes) {
+  // Small offsets stay constant indices (readable IR); offsets past 2 GiB,
+  // which arenas of large models have, become i64 values.
+  if (bytes >= INT32_MIN && bytes <= INT32_MAX)
+    return LLVM::GEPArg(static_cast<int32_t>(bytes));
+  return LLVM::GEPArg(i64(bytes));
+}
+
 Value StageLowering::f32(double v) {
   return b.create<LLVM::ConstantOp>(loc, b.getF32Type(), b.getF32FloatAttr(v));
 }
@@ -130,7 +138,7 @@ Value StageLowering::address(Value v) {
     return {};
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   Value addr = b.create<LLVM::GEPOp>(loc, ptr, b.getI8Type(), base,
-                                     ArrayRef<LLVM::GEPArg>{buffer.getOffset()});
+                                     ArrayRef<LLVM::GEPArg>{byteOffset(buffer.getOffset())});
   addresses[v] = addr;
   return addr;
 }
@@ -284,7 +292,7 @@ LogicalResult StageLowering::lowerOp(Operation *op) {
             cast<IntegerAttr>(acc->getAttr("pd.grad_offset")).getInt();
         auto ptr = LLVM::LLVMPointerType::get(b.getContext());
         Value dst = b.create<LLVM::GEPOp>(loc, ptr, b.getI8Type(), params[2],
-                                          ArrayRef<LLVM::GEPArg>{offset});
+                                          ArrayRef<LLVM::GEPArg>{byteOffset(offset)});
         call("pdrt_accumulate",
              {ctx, addr(acc.getGrad()), dst, i64(numel(acc.getGrad()))});
         return success();

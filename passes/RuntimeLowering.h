@@ -36,6 +36,8 @@ public:
   Value i64(int64_t v);
   Value i32(int64_t v);
   Value f32(double v);
+  /// A GEP index of `bytes` (constant when it fits in 32 bits).
+  LLVM::GEPArg byteOffset(int64_t bytes);
   /// The address of an internal constant i64 array (a kernel descriptor).
   Value descriptor(ArrayRef<int64_t> words);
   /// Calls runtime function `callee` (declared on first use; returns void).

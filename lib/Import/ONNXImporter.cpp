@@ -163,13 +163,15 @@ GraphImporter::importInputType(const onnx::ValueInfoProto &input) {
       shape.push_back(options.batchSize);
     } else if (dim.has_dim_value() && dim.dim_value() >= 0) {
       shape.push_back(dim.dim_value());
+    } else if (dim.has_dim_param() && options.dimValues.count(dim.dim_param())) {
+      shape.push_back(options.dimValues.at(dim.dim_param()));
     } else {
       std::string sym = dim.has_dim_param() ? dim.dim_param() : "?";
       if (i == 0)
         return err() << "has a symbolic batch dimension '" << sym
                      << "'; pass --microbatch to fix it";
       return err() << "has a symbolic dimension " << i << " ('" << sym
-                   << "'); only dimension 0 (the batch) may be symbolic";
+                   << "'); give its size with --dim " << sym << "=N";
     }
   }
   return Type(RankedTensorType::get(shape, elementType));

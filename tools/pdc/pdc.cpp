@@ -75,6 +75,10 @@ static cl::opt<int64_t> stages("stages", cl::desc("Pipeline depth d"),
                                cl::init(0), cl::cat(pdcCategory));
 static cl::opt<int64_t> replicas("replicas", cl::desc("Pipeline width w"),
                                  cl::init(0), cl::cat(pdcCategory));
+static cl::list<std::string>
+    dimValues("dim", cl::desc("Size of a symbolic input dimension, NAME=N "
+                              "(repeatable)"),
+              cl::value_desc("NAME=N"));
 static cl::opt<int64_t> microbatch("microbatch", cl::desc("Microbatch size b"),
                                    cl::init(0), cl::cat(pdcCategory));
 static cl::opt<int64_t> microbatches("microbatches",
@@ -307,6 +311,16 @@ static LogicalResult executePdc(MLIRContext &context,
   pd::ImportOptions importOpts;
   importOpts.batchSize = opts.microbatch;
   importOpts.lossOutput = lossName;
+  for (const std::string &spec : dimValues) {
+    auto [name, value] = StringRef(spec).split('=');
+    int64_t n = 0;
+    if (name.empty() || value.getAsInteger(10, n) || n <= 0) {
+      llvm::errs() << "pdc: error: --dim expects NAME=N with N > 0, got '"
+                   << spec << "'\n";
+      return failure();
+    }
+    importOpts.dimValues[name.str()] = n;
+  }
   auto module = pd::importONNXFile(inputFilename, context, importOpts);
   if (failed(module))
     return failure();

@@ -171,8 +171,9 @@ int64_t UnaryGradOp::getFlops() { return 8 * numElements(getResult()); }
 //===----------------------------------------------------------------------===//
 
 LogicalResult SoftmaxOp::verify() {
-  if (getAxis() < 0 || getAxis() >= getType().getRank())
-    return emitOpError("axis ") << getAxis() << " is out of range for rank "
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= getType().getRank())
+    return emitOpError("axis ") << axis << " is out of range for rank "
                                 << getType().getRank();
   return success();
 }
@@ -196,7 +197,7 @@ int64_t SoftmaxGradOp::getFlops() { return 4 * numElements(getResult()); }
 
 LogicalResult LayerNormOp::verify() {
   auto in = getInput().getType();
-  int64_t axis = getAxis();
+  int64_t axis = static_cast<int64_t>(getAxis());
   if (axis < 0 || axis >= in.getRank())
     return emitOpError("axis ") << axis << " is out of range for rank "
                                 << in.getRank();

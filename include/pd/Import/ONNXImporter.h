@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace mlir::pd {
@@ -28,6 +29,9 @@ struct ImportOptions {
   /// Name of the value @main returns as the loss; empty selects the single
   /// graph output.
   std::string lossOutput;
+  /// Values of named symbolic dimensions (e.g. the sequence length "T" of a
+  /// dynamic-axes export); dimension 0 takes batchSize instead.
+  std::map<std::string, int64_t> dimValues;
 };
 
 /// Imports the ONNX model at `path` into a new module in `ctx` (which must

@@ -29,7 +29,7 @@ func.func @reshape(%x: tensor<2x3xf32>) {
 
 // Tests the result shape of gather.
 func.func @gather(%t: tensor<7x4xf32>, %i: tensor<3xi64>) {
-  // expected-error @+1 {{'pd.gather' op result shape [3,5] is not [3,4]}}
+  // expected-error @+1 {{'pd.gather' op gathered shape [3,5] is not [3,4]}}
   %0 = pd.gather %t, %i : tensor<7x4xf32>, tensor<3xi64> -> tensor<3x5xf32>
   return
 }
