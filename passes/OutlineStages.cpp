@@ -2,7 +2,9 @@
 //
 // pd-outline-stages: rewrites the partitioned training function into one
 // forward and one backward function per stage. Cross-stage values become
-// send/recv pairs on numbered channels, values the backward needs become the
+// send/recv pairs on numbered channels (a value used k > 1 stages later, a
+// skip connection, goes point to point from its producer to each consumer
+// stage, not through the stages between), values the backward needs become the
 // forward's results (the stash), graph inputs become pd.input in the stages
 // that read them, and parameter reads and constants are re-materialised.
 //

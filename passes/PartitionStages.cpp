@@ -4,6 +4,8 @@
 // contiguous stages minimising the cost of the most expensive stage (binary
 // search over the bottleneck with a greedy split), then places gradient
 // ops with the op they differentiate and parameter reads with their users.
+// A parameter read on several stages (through one pd.param_ref per use) is
+// tied: each of those stages owns a copy (see pd-allocate-buffers).
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,11 +139,16 @@ void PartitionStagesPass::runOnOperation() {
     for (Operation *user : op.getUsers())
       if (user->hasAttr(kOpIdAttr))
         stages.insert(stageOfId[getInt(user, kOpIdAttr)]);
+    // A tied parameter (embedding and LM head) is fine: each of its
+    // pd.param_ref reads stays with its users and every stage that reads it
+    // owns a copy. One read feeding several stages is not: its gradient was
+    // summed before the split, so only one copy would be updated.
     if (stages.size() > 1 && isa<ParamRefOp>(op)) {
-      op.emitError("pd-partition-stages: parameter ")
+      op.emitError("pd-partition-stages: this read of parameter ")
           << cast<ParamRefOp>(op).getParamAttr() << " is used on stages "
           << *stages.begin() << " and " << *stages.rbegin()
-          << "; parameters shared across stages are not supported";
+          << "; a parameter used on several stages needs one pd.param_ref "
+             "per use";
       return signalPassFailure();
     }
     stageOfId[getInt(&op, kOpIdAttr)] = stages.empty() ? 0 : *stages.begin();

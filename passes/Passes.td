@@ -49,7 +49,10 @@ def PartitionStagesPass : Pass<"pd-partition-stages", "::mlir::ModuleOp"> {
     a forward op is the FLOPs of the op plus those of its gradient ops
     (CostOpInterface), and the split minimises the most expensive stage.
     Gradient ops follow the op they differentiate; parameter reads and
-    constants follow their users. Sets `pd.stage` on every op and
+    constants follow their users. A parameter read on several stages (a
+    tied embedding and LM head, one `pd.param_ref` per use) is tied: each of
+    those stages owns a copy; one read feeding several stages is an error.
+    Sets `pd.stage` on every op and
     `pd.num_stages` on the module. Deciding only: pd-outline-stages rewrites.
 
     ```mlir
@@ -71,8 +74,10 @@ def OutlineStagesPass : Pass<"pd-outline-stages", "::mlir::ModuleOp"> {
     For each stage s creates `@stage<s>_forward` (returning the values its
     backward needs: the explicit stash) and `@stage<s>_backward` (taking
     them). Values that cross stages become `pd.send`/`pd.recv` pairs on
-    channels numbered uniquely in the module; graph inputs become `pd.input`
-    in each stage that reads them; parameter reads and constants are
+    channels numbered uniquely in the module; a value used k > 1 stages
+    later (a skip connection) goes point to point from its producer to each
+    consumer stage, not through the stages between; graph inputs become
+    `pd.input` in each stage that reads them; parameter reads and constants are
     re-materialised where used; the loss becomes `pd.report_loss`.
 
     ```mlir
@@ -103,10 +108,13 @@ def AllocateBuffersPass : Pass<"pd-allocate-buffers", "::mlir::ModuleOp"> {
     phase); a weight gradient whose matmul only feeds the accumulator is
     computed in place there (`pd.accumulate`, C += A B); every other value
     goes to the workspace, packed by liveness.
-    Results get `pd.buffer = #pd.buffer<region, offset>`, parameters get
-    `pd.stage`, `pd.weight_offset`, `pd.grad_offset` and
-    `pd.optimizer_offset`, and each stage's forward function gets the region
-    sizes in `pd.regions`.
+    Every stage that reads a parameter owns a copy (weights, gradient,
+    optimizer state), so the layout is per stage: each stage's forward
+    function gets `pd.params = {name = array<i64: weight, grad, optimizer>}`
+    (byte offsets) and the region sizes in `pd.regions`; each `pd.param`
+    lists its owner stages in `pd.owners` (more than one: tied);
+    `pd.accumulate_grad` gets its `pd.grad_offset`; results get
+    `pd.buffer = #pd.buffer<region, offset>`.
 
     ```mlir
     %2 = pd.matmul %0, %1 {pd.buffer = #pd.buffer<"workspace", 0>, transpose_rhs} : ...

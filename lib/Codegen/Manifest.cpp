@@ -8,6 +8,8 @@
 
 #include "pd/Codegen/Codegen.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace mlir::pd;
 namespace json = llvm::json;
@@ -126,6 +128,15 @@ json::Value mlir::pd::buildPlanJson(ArrayRef<StageInfo> stages,
   }
   double step = predictStepSeconds(stages, o);
   int64_t batch = o.microbatch * o.microbatches * o.replicas;
+  // Tied parameters (a copy on each owner stage), once each, by name.
+  std::map<std::string, std::vector<int64_t>> tiedOwners;
+  for (const StageInfo &s : stages)
+    for (const StageParam &p : s.params)
+      if (p.owners.size() > 1)
+        tiedOwners[p.name] = p.owners;
+  json::Array tied;
+  for (auto &[name, owners] : tiedOwners)
+    tied.push_back(json::Object{{"name", name}, {"owners", toArray(owners)}});
   return json::Object{
       {"format", "pdc-plan"},
       {"version", 1},
@@ -140,6 +151,7 @@ json::Value mlir::pd::buildPlanJson(ArrayRef<StageInfo> stages,
       {"optimizer", optimizerJson(o)},
       {"recompute", std::move(recompute)},
       {"stage_ops", std::move(stageOps)},
+      {"tied", std::move(tied)},
       {"predicted",
        json::Object{{"step_seconds", step},
                     {"samples_per_second", step > 0 ? batch / step : 0.0}}},

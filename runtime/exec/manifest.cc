@@ -8,6 +8,8 @@
 
 #include "manifest.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include <cstdarg>
@@ -144,6 +146,24 @@ Status checkInside(const std::string &what, int64_t offset, int64_t bytes,
   return Status::ok();
 }
 
+/// Owners must be ascending stages of the plan and include this stage (the
+/// tie communicator is built from them on every owner).
+Status checkOwners(const ParamInfo &p, const Manifest &m) {
+  if (p.owners.empty())
+    return Status::ok();
+  bool ascending = std::is_sorted(p.owners.begin(), p.owners.end()) &&
+                   std::adjacent_find(p.owners.begin(), p.owners.end()) ==
+                       p.owners.end();
+  bool inRange = p.owners.front() >= 0 && p.owners.back() < m.stages;
+  bool mine = std::count(p.owners.begin(), p.owners.end(), (int64_t)m.stage) == 1;
+  if (!ascending || !inRange || !mine)
+    return Status::error(format("manifest: param '%s' owners must be distinct "
+                                "ascending stages in [0, %lld) including stage %lld",
+                                p.name.c_str(), (long long)m.stages,
+                                (long long)m.stage));
+  return Status::ok();
+}
+
 Status parseParam(const json &j, size_t i, const Manifest &m, ParamInfo *p) {
   std::string w = format("params[%zu].", i);
   PDRT_RETURN_IF_ERROR(get(j, "name", w, &p->name));
@@ -152,6 +172,7 @@ Status parseParam(const json &j, size_t i, const Manifest &m, ParamInfo *p) {
   PDRT_RETURN_IF_ERROR(get(j, "grad_offset", w, &p->gradOffset));
   PDRT_RETURN_IF_ERROR(getOpt(j, "optimizer_offset", w, &p->optimizerOffset));
   PDRT_RETURN_IF_ERROR(getOpt(j, "owners", w, &p->owners));
+  PDRT_RETURN_IF_ERROR(checkOwners(*p, m));
   p->numel = 1;
   for (int64_t d : p->shape) {
     if (d < 0)

@@ -178,6 +178,10 @@ std::vector<char> packParams(const Manifest &m, const char *weights) {
     blob.insert(blob.end(), (const char *)p, (const char *)p + n);
   };
   for (const ParamInfo &p : m.params) {
+    // A tied parameter is written once, by its first owner (the copies are
+    // identical: their gradients are summed before every update).
+    if (!p.owners.empty() && p.owners.front() != m.stage)
+      continue;
     uint64_t len = p.name.size(), numel = p.numel;
     put(&len, 8);
     put(p.name.data(), len);
@@ -231,7 +235,7 @@ Status saveTrainedModel(const Manifest &m, int rank, const char *weights,
     PDRT_RETURN_IF_ERROR(recvBytes(other.data(), (int64_t)size, source, kTagGatherData));
     ParamValues theirs;
     PDRT_RETURN_IF_ERROR(unpackParams(other, &theirs));
-    values.insert(theirs.begin(), theirs.end()); // Tied copies: first wins.
+    values.insert(theirs.begin(), theirs.end());
   }
   return writeTrainedModel(modelPath, values, outPath);
 }

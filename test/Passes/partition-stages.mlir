@@ -56,3 +56,33 @@ func.func @main(%x: tensor<8x512xf32>, %y: tensor<8xi64>) -> tensor<f32> {
   %l = pd.softmax_cross_entropy %r, %y : tensor<8x512xf32>, tensor<8xi64> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Tests that a tied parameter is allowed: @w is read by the first matmul
+// and again (through its own pd.param_ref) by the last one, which lands on
+// the last stage; each read and its gradient accumulation follow their
+// users, so both stages own a copy.
+pd.param @w {onnx_name = "w"} : tensor<16x8xf32>
+pd.param @v {onnx_name = "v"} : tensor<16x16xf32>
+// CHECK-LABEL: func.func @main
+func.func @main(%x: tensor<4x8xf32>, %y: tensor<4xi64>) -> tensor<f32> {
+  // CHECK: pd.param_ref @w {pd.op_id = 0 : i64, pd.stage = 0 : i64}
+  // THREE: pd.param_ref @w {pd.op_id = 0 : i64, pd.stage = 0 : i64}
+  %w = pd.param_ref @w : tensor<16x8xf32>
+  %h = pd.matmul %x, %w {transpose_rhs} : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
+  %r = pd.relu %h : tensor<4x16xf32>
+  %v = pd.param_ref @v : tensor<16x16xf32>
+  %h2 = pd.matmul %r, %v : tensor<4x16xf32>, tensor<16x16xf32> -> tensor<4x16xf32>
+  %r2 = pd.relu %h2 : tensor<4x16xf32>
+  // CHECK: pd.param_ref @w {pd.op_id = 6 : i64, pd.stage = 1 : i64}
+  // THREE: pd.param_ref @w {pd.op_id = 6 : i64, pd.stage = 2 : i64}
+  %w2 = pd.param_ref @w : tensor<16x8xf32>
+  %z = pd.matmul %r2, %w2 : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+  %l = pd.softmax_cross_entropy %z, %y : tensor<4x8xf32>, tensor<4xi64> -> tensor<f32>
+  // CHECK: pd.accumulate_grad @w, %{{.+}} {pd.grad_of = 6 : i64, pd.stage = 1 : i64}
+  // CHECK: pd.accumulate_grad @w, %{{.+}} {pd.grad_of = 0 : i64, pd.stage = 0 : i64}
+  // THREE: pd.accumulate_grad @w, %{{.+}} {pd.grad_of = 6 : i64, pd.stage = 2 : i64}
+  // THREE: pd.accumulate_grad @w, %{{.+}} {pd.grad_of = 0 : i64, pd.stage = 0 : i64}
+  return %l : tensor<f32>
+}

@@ -10,7 +10,8 @@ and every printed step loss (within 10 * --tol, relative to max(|ref|, 1)).
 Options add checks: --compare-to-replicas W2 also trains with W2 replicas on the
 same global batch (m scaled by W/W2) and compares the two pdc runs;
 --check-memory checks that each stage's printed arena size equals
-plan.json's memory_bytes[k].total.
+plan.json's memory_bytes[k].total; --check-ties runs with --check-ties (tied
+copies bitwise identical at the end) and prints plan.json's tied parameters.
 
 Prints PASS or FAIL (last line); exits 1 on failure. Runs under /usr/bin/python3.
 """
@@ -51,6 +52,8 @@ def parse_args():
                    help="check printed arena bytes against plan.json")
     p.add_argument("--check-ties", action="store_true",
                    help="make the run fail unless tied copies stay identical")
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=N",
+                   help="size of a symbolic input dimension, passed to pdc")
     p.add_argument("--work-dir", help="keep plans and outputs here (default: a "
                    "temporary directory, removed afterwards)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per command")
@@ -81,6 +84,7 @@ def compile_plan(args, plan_dir, replicas, microbatches):
            "--lr", repr(args.lr), "--momentum", repr(args.momentum),
            "--beta1", repr(args.beta1), "--beta2", repr(args.beta2),
            "--eps", repr(args.eps), "--weight-decay", repr(args.weight_decay)]
+    cmd += [f"--dim={d}" for d in args.dim]
     run_command(cmd, args.timeout, "pdc")
     with open(os.path.join(plan_dir, "plan.json")) as f:
         plan = json.load(f)
@@ -171,6 +175,13 @@ def check_memory(plan, stdout):
     print(f"memory: arena bytes per stage {totals} match plan.json")
 
 
+def report_ties(plan):
+    """Print plan.json's tied parameters (run --check-ties checked them)."""
+    ties = plan.get("tied", [])
+    print("tied: " + (", ".join(f"{t['name']} on stages {t['owners']}"
+                                for t in ties) or "none"))
+
+
 def scaled_microbatches(args, replicas):
     """Return m that keeps the global batch b*m*W with W = replicas."""
     total = args.microbatches * args.replicas
@@ -195,6 +206,8 @@ def check(args, work_dir):
     compare_losses(losses, ref_losses, 10 * args.tol, "pdc vs torch")
     if args.check_memory:
         check_memory(plan, stdout)
+    if args.check_ties:
+        report_ties(plan)
     if args.compare_to_replicas:
         w2 = args.compare_to_replicas
         _, weights2, losses2, _ = pdc_train(args, work_dir, w2, microbatches2)

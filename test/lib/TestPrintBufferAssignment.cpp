@@ -1,8 +1,9 @@
 //===- TestPrintBufferAssignment.cpp - Print pd-allocate-buffers -*- C++ -*-=//
 //
 // -test-pd-print-buffer-assignment prints, in IR order, the home of every
-// tensor of every stage function and each stage's region sizes and total,
-// so that FileCheck can match what pd-allocate-buffers decided.
+// tensor of every stage function, each stage's region sizes and total, and
+// each stage's parameter copies (offsets and owner stages), so that FileCheck
+// can match what pd-allocate-buffers decided.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +26,8 @@ struct TestPrintBufferAssignmentPass
     return "test-pd-print-buffer-assignment";
   }
   StringRef getDescription() const final {
-    return "Prints the buffer of every stage tensor and each stage's bytes.";
+    return "Prints the buffer of every stage tensor, each stage's bytes and "
+           "parameter layout.";
   }
   void runOnOperation() override;
 };
@@ -70,6 +72,14 @@ void TestPrintBufferAssignmentPass::runOnOperation() {
        << ", optimizer = " << r.optimizer << ", stash = " << r.stashSlot
        << " x " << r.stashSlots << ", workspace = " << r.workspace
        << ", comm = " << r.comm << ", total = " << r.total() << "\n";
+    for (const StageParam &p : info->params) {
+      os << "stage = " << s << ", param = " << p.name
+         << ", weight = " << p.offset << ", grad = " << p.gradOffset
+         << ", optimizer = " << p.optimizerOffset << ", owners =";
+      for (int64_t owner : p.owners)
+        os << " " << owner;
+      os << "\n";
+    }
   }
 }
 

@@ -103,7 +103,7 @@ const char *kManifest = R"({
               "optimizer": 2048, "stash_slot": 512, "stash_slots": 2,
               "workspace": 4096, "comm": 256},
   "params": [{"name": "fc1.weight", "shape": [16, 8], "offset": 0,
-              "grad_offset": 0, "optimizer_offset": 0}],
+              "grad_offset": 0, "optimizer_offset": 0, "owners": [0, 1]}],
   "inputs": [{"index": 0, "name": "x", "dtype": "float32", "shape": [2, 3],
               "classes": 0},
              {"index": 1, "name": "y", "dtype": "int64", "shape": [2],
@@ -120,6 +120,7 @@ TEST(Manifest, ParsesDocumentedExample) {
   EXPECT_EQ(m.schedule, ScheduleKind::TwoBW);
   EXPECT_EQ(m.optimizer.kind, OptimizerKind::Adam);
   EXPECT_EQ(m.params[0].numel, 128);
+  EXPECT_EQ(m.params[0].owners, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(m.inputs[0].rowElems, 3);
   EXPECT_EQ(m.regions.total(), 2048 + 1024 + 2048 + 1024 + 4096 + 256);
   EXPECT_EQ(m.regions.stashOffset(), 2048 + 1024 + 2048);
@@ -154,6 +155,15 @@ TEST(Manifest, Errors) {
   EXPECT_EQ(manifestError("/params/0/offset", 768),
             "manifest: param 'fc1.weight' (bytes [768, 1280)) does not fit in the "
             "weights region of 1024 bytes");
+  EXPECT_EQ(manifestError("/params/0/owners", nlohmann::json::array({1, 0})),
+            "manifest: param 'fc1.weight' owners must be distinct ascending "
+            "stages in [0, 2) including stage 0");
+  EXPECT_EQ(manifestError("/params/0/owners", nlohmann::json::array({1})),
+            "manifest: param 'fc1.weight' owners must be distinct ascending "
+            "stages in [0, 2) including stage 0");
+  EXPECT_EQ(manifestError("/params/0/owners", nlohmann::json::array({0, 2})),
+            "manifest: param 'fc1.weight' owners must be distinct ascending "
+            "stages in [0, 2) including stage 0");
   EXPECT_EQ(manifestError("/optimizer/name", "lion"),
             "manifest: unknown optimizer 'lion' (expected sgd, momentum, adam or adamw)");
   EXPECT_EQ(manifestError("/inputs/0/shape", nlohmann::json::array({4, 3})),
