@@ -1,4 +1,5 @@
 # lit configuration of the pdc regression tests.
+import glob
 import os
 import shutil
 
@@ -30,3 +31,14 @@ config.environment["OMP_NUM_THREADS"] = "1"
 # GPU features are set only when detected, so CI without a GPU stays green.
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
     config.available_features.add("cuda")
+
+# Today's exporter (torch 2.x, onnxscript, onnxruntime from PyPI) lives in the
+# venv of scripts/setup-venv.sh; its tests run only where that venv exists.
+venv = os.environ.get("PDC_VENV", os.path.expanduser("~/.cache/pdc-venv"))
+site = glob.glob(os.path.join(venv, "lib", "python3*", "site-packages"))
+if os.path.exists(os.path.join(venv, "bin", "python")) and site and all(
+        os.path.isdir(os.path.join(site[0], pkg))
+        for pkg in ("torch", "onnxscript", "onnxruntime")):
+    config.available_features.add("pdc-venv")
+    config.substitutions.append(("%venv_python", os.path.join(venv, "bin", "python")))
+    config.environment["PDC_VENV"] = venv

@@ -5,13 +5,20 @@ Token + position + token-type embeddings, post-LN encoder blocks with
 bidirectional attention and a padding mask given as a graph input, a GELU
 MLP, and a masked-LM head tied to the token embedding; the loss is
 F.cross_entropy with ignore_index=-100 on the unmasked positions, inside
-forward(idx, token_type, attention_mask, labels). Writes a synthetic dataset
-(idx, token_type, attention_mask, labels .npy) whose sequences end in random
-padding and whose masked positions are predictable from their neighbours.
+forward(idx, token_type, attention_mask, labels). Dropout (--dropout, as
+in BERT: after the embedding LayerNorm, on the attention probabilities and on
+each residual branch) is exported as Dropout nodes in TRAINING mode even at
+p=0; --eval drops them and deduplicates identical initializers behind
+Identity nodes; --dynamic makes the batch and sequence axes symbolic.
+Writes a synthetic dataset (idx, token_type, attention_mask, labels .npy)
+whose sequences end in random padding and whose masked positions are
+predictable from their neighbours. examples/bert/README.md lists the ops of
+each variant. Prints the op counts of the export unless --quiet.
 
 Run with /usr/bin/python3 (Debian's torch 1.13 and onnx 1.12).
 """
 import argparse
+import collections
 import math
 import os
 import sys
@@ -31,9 +38,10 @@ MASK_TOKEN = 1
 class Block(nn.Module):
     """A post-LN encoder block."""
 
-    def __init__(self, d, heads):
+    def __init__(self, d, heads, dropout):
         super().__init__()
         self.heads = heads
+        self.drop = nn.Dropout(dropout)
         self.qkv = nn.Linear(d, 3 * d)
         self.proj = nn.Linear(d, d)
         self.ln1 = nn.LayerNorm(d)
@@ -47,20 +55,21 @@ class Block(nn.Module):
         shape = (b, t, self.heads, d // self.heads)
         q, k, v = (z.view(shape).transpose(1, 2) for z in (q, k, v))
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // self.heads))
-        att = F.softmax(att + bias, dim=-1)
+        att = self.drop(F.softmax(att + bias, dim=-1))
         y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
-        x = self.ln1(x + self.proj(y))
-        return self.ln2(x + self.out(F.gelu(self.fc(x))))
+        x = self.ln1(x + self.drop(self.proj(y)))
+        return self.ln2(x + self.drop(self.out(F.gelu(self.fc(x)))))
 
 
 class Bert(nn.Module):
-    def __init__(self, vocab, block, layers, d, heads):
+    def __init__(self, vocab, block, layers, d, heads, dropout=0.0):
         super().__init__()
         self.tok = nn.Embedding(vocab, d)
         self.pos = nn.Embedding(block, d)
         self.typ = nn.Embedding(2, d)
         self.ln = nn.LayerNorm(d)
-        self.blocks = nn.ModuleList([Block(d, heads) for _ in range(layers)])
+        self.drop = nn.Dropout(dropout)
+        self.blocks = nn.ModuleList([Block(d, heads, dropout) for _ in range(layers)])
         self.transform = nn.Linear(d, d)
         self.ln_head = nn.LayerNorm(d)
         self.decoder_bias = nn.Parameter(torch.zeros(vocab))
@@ -71,7 +80,7 @@ class Bert(nn.Module):
     def forward(self, idx, token_type, attention_mask, labels):
         b, t = idx.shape
         pos = torch.arange(t, dtype=torch.long).unsqueeze(0)
-        x = self.ln(self.tok(idx) + self.pos(pos) + self.typ(token_type))
+        x = self.drop(self.ln(self.tok(idx) + self.pos(pos) + self.typ(token_type)))
         # Padding positions get -10000 before the softmax of every query.
         bias = (1.0 - attention_mask.unsqueeze(1).unsqueeze(2)) * -10000.0
         for block in self.blocks:
@@ -107,40 +116,57 @@ def write_dataset(out_dir, samples, seq, vocab, seed):
         np.save(os.path.join(out_dir, name + ".npy"), data)
 
 
+def describe(path):
+    """Print the opset, node count and op counts of an exported model."""
+    model = onnx.load(path)
+    opset = max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    ops = collections.Counter(n.op_type for n in model.graph.node)
+    print(f"{path}: opset {opset}, {len(model.graph.node)} nodes, "
+          f"{len(model.graph.initializer)} initializers")
+    print("ops:", ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="bert.onnx")
     p.add_argument("--opset", type=int, default=13, choices=range(13, 18))
-    p.add_argument("--batch", type=int, default=4)
-    p.add_argument("--seq", type=int, default=8)
+    p.add_argument("--batch", type=int, default=4,
+                   help="static batch of the export (the microbatch)")
+    p.add_argument("--seq", type=int, default=8, help="sequence length T")
+    p.add_argument("--block", type=int, help="rows of the position embedding "
+                   "(default: --seq)")
     p.add_argument("--vocab", type=int, default=64)
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--embd", type=int, default=32)
     p.add_argument("--heads", type=int, default=2)
-    p.add_argument("--data-dir")
-    p.add_argument("--samples", type=int, default=256)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--dropout", type=float, default=0.0)
+    p.add_argument("--eval", action="store_true", help="export in eval mode")
+    p.add_argument("--dynamic", action="store_true",
+                   help="dynamic batch and sequence axes")
+    p.add_argument("--data-dir", help="write the four NAME.npy inputs here")
+    p.add_argument("--samples", type=int, default=256, help="dataset size")
+    p.add_argument("--seed", type=int, default=0,
+                   help="model seed (the dataset uses seed + 1)")
+    p.add_argument("--quiet", action="store_true", help="do not print the op counts")
     a = p.parse_args()
+    block = a.block or a.seq
+    if a.seq > block or a.embd % a.heads:
+        raise SystemExit("error: need --seq <= --block and --heads dividing --embd")
     torch.manual_seed(a.seed)
-    model = Bert(a.vocab, a.seq, a.layers, a.embd, a.heads)
+    model = Bert(a.vocab, block, a.layers, a.embd, a.heads, a.dropout)
     ids = torch.zeros(a.batch, a.seq, dtype=torch.long)
     mask = torch.ones(a.batch, a.seq)
+    names = ["idx", "token_type", "attention_mask", "labels"]
+    mode = torch.onnx.TrainingMode.EVAL if a.eval else torch.onnx.TrainingMode.TRAINING
+    axes = {n: {0: "B", 1: "T"} for n in names} if a.dynamic else None
     torch.onnx.export(model, (ids, ids, mask, ids), a.out, opset_version=a.opset,
-                      training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False,
-                      input_names=["idx", "token_type", "attention_mask", "labels"],
-                      output_names=["loss"])
+                      training=mode, do_constant_folding=False,
+                      input_names=names, output_names=["loss"], dynamic_axes=axes)
     if a.data_dir:
         write_dataset(a.data_dir, a.samples, a.seq, a.vocab, a.seed + 1)
     if not a.quiet:
-        graph = onnx.load(a.out).graph
-        counts = {}
-        for n in graph.node:
-            counts[n.op_type] = counts.get(n.op_type, 0) + 1
-        print(f"{a.out}: opset {a.opset}, {len(graph.node)} nodes")
-        print("ops:", ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        describe(a.out)
 
 
 if __name__ == "__main__":

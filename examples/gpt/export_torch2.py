@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Export the GPT example with today's PyTorch exporter (torch 2.x, opset 18+).
+
+The same model, options and dataset as export.py, exported by torch.onnx.export
+with its defaults (the torch.export-based "dynamo" exporter and its ONNX
+optimizer), as a user of a current PyTorch release would. The optimizer
+constant-folds transposed weights into new initializers (val_*), folds the
+causal mask into a BOOL initializer, turns scalar constants (GELU's 0.5 and
+sqrt 2, the attention scale, the -inf fill value) into float scalar
+initializers, and keeps the LM head's transposed copy of the tied embedding as
+a separate initializer. --no-optimize keeps the parameter names but adds
+SplitToSequence/SequenceAt, CastLike and Range.
+
+Needs the venv of scripts/setup-venv.sh (torch 2.x, onnx, onnxscript); run
+with its python, or with any python when the venv is at $PDC_VENV or
+~/.cache/pdc-venv.
+"""
+import argparse
+import os
+import sys
+
+VENV = os.environ.get("PDC_VENV", os.path.expanduser("~/.cache/pdc-venv"))
+
+
+def reexec_in_venv():
+    """Run this script with the venv's python unless torch 2.x is importable."""
+    try:
+        import torch
+        import onnxscript  # noqa: F401 (the exporter needs it)
+        if int(torch.__version__.split(".")[0]) >= 2:
+            return
+    except ModuleNotFoundError:
+        pass
+    python = os.path.join(VENV, "bin", "python")
+    if os.path.realpath(sys.prefix) == os.path.realpath(VENV) or \
+            not os.path.exists(python):
+        sys.exit(f"error: needs torch 2.x and onnxscript; run scripts/setup-venv.sh "
+                 f"(venv {VENV})")
+    os.execv(python, [python] + sys.argv)
+
+
+reexec_in_venv()
+
+import torch  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import export as gpt  # noqa: E402
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default="gpt-torch2.onnx")
+    p.add_argument("--opset", type=int, default=18, help="ONNX opset (18 or newer)")
+    p.add_argument("--eval", action="store_true", help="export in eval mode")
+    p.add_argument("--no-optimize", action="store_true",
+                   help="skip the exporter's ONNX optimizer")
+    gpt.add_model_args(p)
+    a = p.parse_args()
+    model = gpt.build_model(a)
+    model.train(not a.eval)
+    idx = torch.zeros(a.batch, a.seq, dtype=torch.long)
+    torch.onnx.export(model, (idx, idx), a.out, opset_version=a.opset,
+                      input_names=["idx", "targets"], output_names=["loss"],
+                      external_data=False, optimize=not a.no_optimize,
+                      verbose=False)
+    gpt.write_data(a)
+    if not a.quiet:
+        print(f"torch {torch.__version__}")
+        gpt.describe(a.out)
+
+
+if __name__ == "__main__":
+    main()
