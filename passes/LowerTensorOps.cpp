@@ -1,9 +1,10 @@
 //===- LowerTensorOps.cpp - Runtime calls of tensor ops ---------*- C++ -*-===//
 //
-// pd-lower-to-runtime's hook for the tensor and shape ops (transpose,
-// reshape, gather, batched matmul): each op becomes one call of its pdrt_*
-// kernel (runtime/include/pdrt/pdrt_tensor.h) on the addresses
-// StageLowering computes.
+// pd-lower-to-runtime's hook for the tensor and shape ops: each op becomes
+// calls of the pdrt_* kernels of runtime/include/pdrt/pdrt_tensor.h on the
+// addresses StageLowering computes. Transpose, slice and broadcast_to are
+// strided copies (pdrt_permute), reshape a plain copy (buffers never alias
+// yet), slice gradients and concat the inverse copy (pdrt_scatter).
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,11 +62,23 @@ static SmallVector<int64_t> viewDescriptor(ArrayRef<int64_t> dims,
   return words;
 }
 
+/// [outer, rows, inner] of data of `shape` gathered along `axis`: the
+/// element counts before, at and after the axis.
+static std::tuple<int64_t, int64_t, int64_t> gatherDims(ArrayRef<int64_t> shape,
+                                                        int64_t axis) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < (int64_t)shape.size(); ++d)
+    inner *= shape[d];
+  return {outer, shape[axis], inner};
+}
+
 /// `ptr` advanced by `bytes`.
 static Value offsetPointer(StageLowering &L, Value ptr, int64_t bytes) {
   OpBuilder &b = L.getBuilder();
-  return b.create<LLVM::GEPOp>(ptr.getLoc(), ptr.getType(), b.getI8Type(),
-                               ptr, ArrayRef<LLVM::GEPArg>{L.byteOffset(bytes)});
+  return b.create<LLVM::GEPOp>(ptr.getLoc(), ptr.getType(), b.getI8Type(), ptr,
+                               ArrayRef<LLVM::GEPArg>{L.byteOffset(bytes)});
 }
 
 /// Writes each concatenated input into its window of the result.
@@ -87,12 +100,76 @@ static LogicalResult lowerConcat(StageLowering &L, ConcatOp c) {
   return success();
 }
 
+/// pdrt_gather over the [outer, rows, inner] view of the data.
+static LogicalResult lowerGather(StageLowering &L, GatherOp g) {
+  auto [outer, rows, inner] = gatherDims(shapeOf(g.getData()), g.getAxis());
+  L.call("pdrt_gather",
+         {L.ctx(), L.address(g.getData()), L.address(g.getIndices()),
+          L.address(g), L.i64(outer), L.i64(numel(g.getIndices())), L.i64(rows),
+          L.i64(inner), L.i64(elementBytes(g))});
+  return success();
+}
+
+/// pdrt_gather_grad into the [outer, rows, inner] view of the result.
+static LogicalResult lowerGatherGrad(StageLowering &L, GatherGradOp g) {
+  auto [outer, rows, inner] = gatherDims(shapeOf(g), g.getAxis());
+  L.call("pdrt_gather_grad",
+         {L.ctx(), L.address(g.getGrad()), L.address(g.getIndices()),
+          L.address(g), L.i64(outer), L.i64(numel(g.getIndices())), L.i64(rows),
+          L.i64(inner)});
+  return success();
+}
+
+/// The slice window read through strides from an offset input pointer.
+static LogicalResult lowerSlice(StageLowering &L, SliceOp sl) {
+  auto [strides, base] =
+      windowStrides(shapeOf(sl.getInput()), sl.getStarts(), sl.getSteps());
+  int64_t bytes = elementBytes(sl);
+  L.call("pdrt_permute",
+         {L.ctx(), offsetPointer(L, L.address(sl.getInput()), base * bytes),
+          L.address(sl), L.descriptor(viewDescriptor(shapeOf(sl), strides)),
+          L.i64(bytes)});
+  return success();
+}
+
+/// One pdrt_batch_matmul over the batch of trailing [m, k] x [k, n].
+static LogicalResult lowerBatchMatMul(StageLowering &L, BatchMatMulOp mm) {
+  auto out = shapeOf(mm);
+  int64_t m = out[out.size() - 2], n = out.back();
+  auto lhs = shapeOf(mm.getLhs());
+  int64_t k = mm.getTransposeLhs() ? lhs[lhs.size() - 2] : lhs.back();
+  L.call("pdrt_batch_matmul",
+         {L.ctx(), L.address(mm.getLhs()), L.address(mm.getRhs()),
+          L.address(mm), L.i64(numel(mm) / (m * n)), L.i64(m), L.i64(n),
+          L.i64(k), L.i32(mm.getTransposeLhs()), L.i32(mm.getTransposeRhs())});
+  return success();
+}
+
+/// pdrt_where with one broadcast descriptor for the three operands.
+static LogicalResult lowerWhere(StageLowering &L, WhereOp w) {
+  Value desc = L.descriptor(
+      makeDescriptor(shapeOf(w), {shapeOf(w.getCond()), shapeOf(w.getLhs()),
+                                  shapeOf(w.getRhs())}));
+  L.call("pdrt_where", {L.ctx(), L.address(w.getCond()), L.address(w.getLhs()),
+                        L.address(w.getRhs()), L.address(w), desc});
+  return success();
+}
+
+/// pdrt_where_grad with the condition broadcast to the gradient.
+static LogicalResult lowerWhereGrad(StageLowering &L, WhereGradOp w) {
+  Value desc = L.descriptor(makeDescriptor(shapeOf(w), {shapeOf(w.getCond())}));
+  L.call("pdrt_where_grad",
+         {L.ctx(), L.address(w.getGrad()), L.address(w.getCond()), L.address(w),
+          desc, L.i32(w.getNegate())});
+  return success();
+}
+
 std::optional<LogicalResult> mlir::pd::lowerTensorOp(StageLowering &L,
                                                      Operation *op) {
   return TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case<TransposeOp>([&](TransposeOp t) {
-        Value desc = L.descriptor(
-            permuteDescriptor(shapeOf(t.getInput()), t.getPerm()));
+        Value desc =
+            L.descriptor(permuteDescriptor(shapeOf(t.getInput()), t.getPerm()));
         L.call("pdrt_permute", {L.ctx(), L.address(t.getInput()), L.address(t),
                                 desc, L.i64(elementBytes(t))});
         return success();
@@ -102,44 +179,18 @@ std::optional<LogicalResult> mlir::pd::lowerTensorOp(StageLowering &L,
                              L.i64(numel(r) * elementBytes(r))});
         return success();
       })
-      .Case<GatherOp>([&](GatherOp g) {
-        auto data = shapeOf(g.getData());
-        L.call("pdrt_gather",
-               {L.ctx(), L.address(g.getData()), L.address(g.getIndices()),
-                L.address(g), L.i64(numel(g.getIndices())), L.i64(data[0]),
-                L.i64(numel(g.getData()) / std::max<int64_t>(data[0], 1))});
+      .Case<GatherOp>([&](GatherOp g) { return lowerGather(L, g); })
+      .Case<GatherGradOp>([&](GatherGradOp g) { return lowerGatherGrad(L, g); })
+      .Case<BroadcastToOp>([&](BroadcastToOp bc) {
+        Value desc =
+            L.descriptor(makeDescriptor(shapeOf(bc), {shapeOf(bc.getInput())}));
+        L.call("pdrt_permute", {L.ctx(), L.address(bc.getInput()),
+                                L.address(bc), desc, L.i64(elementBytes(bc))});
         return success();
       })
-      .Case<GatherGradOp>([&](GatherGradOp g) {
-        auto data = shapeOf(g);
-        L.call("pdrt_gather_grad",
-               {L.ctx(), L.address(g.getGrad()), L.address(g.getIndices()),
-                L.address(g), L.i64(numel(g.getIndices())), L.i64(data[0]),
-                L.i64(numel(g) / std::max<int64_t>(data[0], 1))});
-        return success();
-      })
-      .Case<BatchMatMulOp>([&](BatchMatMulOp mm) {
-        auto out = shapeOf(mm);
-        int64_t m = out[out.size() - 2], n = out.back();
-        auto lhs = shapeOf(mm.getLhs());
-        int64_t k = mm.getTransposeLhs() ? lhs[lhs.size() - 2] : lhs.back();
-        L.call("pdrt_batch_matmul",
-               {L.ctx(), L.address(mm.getLhs()), L.address(mm.getRhs()),
-                L.address(mm), L.i64(numel(mm) / (m * n)), L.i64(m), L.i64(n),
-                L.i64(k), L.i32(mm.getTransposeLhs()),
-                L.i32(mm.getTransposeRhs())});
-        return success();
-      })
-      .Case<SliceOp>([&](SliceOp sl) {
-        auto [strides, base] = windowStrides(shapeOf(sl.getInput()),
-                                             sl.getStarts(), sl.getSteps());
-        int64_t bytes = elementBytes(sl);
-        L.call("pdrt_permute",
-               {L.ctx(), offsetPointer(L, L.address(sl.getInput()), base * bytes),
-                L.address(sl), L.descriptor(viewDescriptor(shapeOf(sl), strides)),
-                L.i64(bytes)});
-        return success();
-      })
+      .Case<BatchMatMulOp>(
+          [&](BatchMatMulOp mm) { return lowerBatchMatMul(L, mm); })
+      .Case<SliceOp>([&](SliceOp sl) { return lowerSlice(L, sl); })
       .Case<SliceGradOp>([&](SliceGradOp sg) {
         auto [strides, base] =
             windowStrides(shapeOf(sg), sg.getStarts(), sg.getSteps());
@@ -151,23 +202,8 @@ std::optional<LogicalResult> mlir::pd::lowerTensorOp(StageLowering &L,
         return success();
       })
       .Case<ConcatOp>([&](ConcatOp c) { return lowerConcat(L, c); })
-      .Case<WhereOp>([&](WhereOp w) {
-        Value desc = L.descriptor(makeDescriptor(
-            shapeOf(w), {shapeOf(w.getCond()), shapeOf(w.getLhs()),
-                         shapeOf(w.getRhs())}));
-        L.call("pdrt_where", {L.ctx(), L.address(w.getCond()),
-                              L.address(w.getLhs()), L.address(w.getRhs()),
-                              L.address(w), desc});
-        return success();
-      })
-      .Case<WhereGradOp>([&](WhereGradOp w) {
-        Value desc = L.descriptor(
-            makeDescriptor(shapeOf(w), {shapeOf(w.getCond())}));
-        L.call("pdrt_where_grad",
-               {L.ctx(), L.address(w.getGrad()), L.address(w.getCond()),
-                L.address(w), desc, L.i32(w.getNegate())});
-        return success();
-      })
+      .Case<WhereOp>([&](WhereOp w) { return lowerWhere(L, w); })
+      .Case<WhereGradOp>([&](WhereGradOp w) { return lowerWhereGrad(L, w); })
       .Case<EqualOp, CastOp>([&](Operation *o) -> LogicalResult {
         return o->emitError("pd-lower-to-runtime: '")
                << o->getName()

@@ -62,6 +62,13 @@ void registerNNHandlers(HandlerTable &table);     // ONNXOpsNN.cpp
 void registerLossHandlers(HandlerTable &table);   // ONNXOpsLoss.cpp
 void registerTensorHandlers(HandlerTable &table); // ONNXOpsTensor.cpp
 void registerConvHandlers(HandlerTable &table);   // ONNXOpsConv.cpp
+void registerShapeHandlers(HandlerTable &table);  // ONNXOpsShape.cpp
+
+/// Evaluates a node whose inputs are all compile-time constants to
+/// constants when its op has an evaluator (elementwise arithmetic, Where,
+/// Not on int64/int32/bool/f32 constants; ONNXOpsShape.cpp). Returns
+/// nullopt when the node is left to its handler.
+std::optional<LogicalResult> foldConstantNode(NodeBinder &binder);
 
 //===----------------------------------------------------------------------===//
 // Type helpers (ONNXTypes.cpp)
@@ -108,6 +115,7 @@ public:
   /// Starts an error naming op type, domain and node.
   InFlightDiagnostic emitError();
 
+  StringRef opType() const { return node.op_type(); }
   unsigned numInputs() const { return node.input_size(); }
   unsigned numOutputs() const { return node.output_size(); }
   /// Whether input `i` is present (ONNX marks omitted inputs with "").
@@ -116,6 +124,12 @@ public:
   StringRef outputName(unsigned i) const { return node.output(i); }
   /// Whether output `i` is read by a later node or is a graph output.
   bool isOutputUsed(unsigned i) const;
+  /// The name of the first node that reads output `i`; empty if none does.
+  StringRef outputConsumer(unsigned i) const;
+  /// Marks output `i` as a side output that is never computed (e.g. the
+  /// running statistics of a training BatchNormalization): the loss is
+  /// chosen among the other graph outputs.
+  void markSideOutput(unsigned i);
 
   /// Binds required input `i` as a materialised tensor.
   ParseResult operand(Value &value, unsigned i);
@@ -128,6 +142,11 @@ public:
   /// Reads input `i`, which must be a compile-time constant (a pd.constant,
   /// e.g. an integer initializer or a Constant node), as doubles.
   ParseResult constantOperand(SmallVectorImpl<double> &values, unsigned i);
+  /// The value of input `i` when it is a compile-time constant (a
+  /// pd.constant), a null attribute when it is not or is absent; never
+  /// materialises a parameter. Fails (with a diagnostic) only when the
+  /// name is undefined.
+  FailureOr<DenseElementsAttr> constantInput(unsigned i);
   /// Normalises ONNX axes of a rank-`rank` tensor (negative counts from the
   /// back) into sorted unique axes; errors name an axis out of range.
   FailureOr<SmallVector<int64_t>> normalizeAxes(ArrayRef<int64_t> axes,
@@ -185,6 +204,8 @@ public:
                               function_ref<InFlightDiagnostic()> emitError);
   /// Binds an ONNX value name.
   void define(StringRef name, ONNXValue value) { values[name] = value; }
+  /// Whether `name` is a float initializer imported as a parameter.
+  bool isParam(StringRef name) const { return params.count(name) != 0; }
 
   OpBuilder builder;
   int64_t opset = 0;
@@ -193,6 +214,10 @@ public:
   llvm::StringSet<> usedNames;
   /// Declared types (value_info and graph outputs) by value name.
   llvm::StringMap<const onnx::TypeProto *> declaredTypes;
+  /// The display name of the first node reading each ONNX value.
+  llvm::StringMap<std::string> consumers;
+  /// Outputs marked by NodeBinder::markSideOutput.
+  llvm::StringSet<> sideOutputs;
 
   /// The model-file location every node location nests.
   Location fileLoc();

@@ -60,8 +60,12 @@ LogicalResult GraphImporter::importOpsets() {
 void GraphImporter::collectUsesAndDeclarations() {
   const auto &graph = model.graph();
   for (const auto &node : graph.node())
-    for (const auto &input : node.input())
+    for (const auto &input : node.input()) {
       usedNames.insert(input);
+      consumers.try_emplace(input, node.name().empty() && node.output_size()
+                                       ? node.output(0)
+                                       : node.name());
+    }
   for (const auto &output : graph.output()) {
     usedNames.insert(output.name());
     declaredTypes[output.name()] = &output.type();
@@ -72,8 +76,9 @@ void GraphImporter::collectUsesAndDeclarations() {
 
 /// Whether float initializer `name` can only reach the loss through ops
 /// that are not differentiable (a mask buffer compared with Equal, a shape
-/// read by Shape, a Where condition), possibly after ops that only move
-/// data. Such a buffer is a constant, not a trainable parameter.
+/// read by Shape, a Where condition, the running statistics of a
+/// BatchNormalization), possibly after ops that only move data. Such a
+/// buffer is a constant, not a trainable parameter.
 bool GraphImporter::isBuffer(StringRef name) {
   static const llvm::StringSet<> kMove = {
       "Slice", "Reshape", "Unsqueeze", "Squeeze", "Transpose", "Identity",
@@ -93,7 +98,8 @@ bool GraphImporter::isBuffer(StringRef name) {
     for (const auto &node : model.graph().node())
       for (int i = 0; i < node.input_size(); ++i) {
         if (node.input(i) != value || kSinks.count(node.op_type()) ||
-            (node.op_type() == "Where" && i == 0))
+            (node.op_type() == "Where" && i == 0) ||
+            (node.op_type() == "BatchNormalization" && i >= 3))
           continue;
         if (!kMove.count(node.op_type()))
           return false;
@@ -259,6 +265,9 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node) {
   if (opType == "If" || opType == "Loop" || opType == "Scan")
     return binder.emitError() << "control flow is not supported (the model "
                                  "must be a straight-line graph)";
+  // Shape and mask computations on constants become constants.
+  if (std::optional<LogicalResult> folded = foldConstantNode(binder))
+    return *folded;
   auto it = handlers.find(opType);
   if (it == handlers.end())
     return binder.emitError() << "unsupported operator";
@@ -275,11 +284,15 @@ LogicalResult GraphImporter::importReturn(func::FuncOp main) {
   std::string name = options.lossOutput;
   std::string what = "value '" + name + "' (--loss)";
   if (name.empty()) {
-    if (graph.output_size() != 1)
+    SmallVector<StringRef> candidates;
+    for (const auto &output : graph.output())
+      if (!sideOutputs.contains(output.name()))
+        candidates.push_back(output.name());
+    if (candidates.size() != 1)
       return emitError(fileLoc())
-             << "the graph has " << graph.output_size()
+             << "the graph has " << candidates.size()
              << " outputs; pass --loss to name the scalar loss";
-    name = graph.output(0).name();
+    name = candidates.front().str();
     what = "graph output '" + name + "'";
   } else if (!values.count(name)) {
     return emitError(fileLoc())
@@ -322,7 +335,15 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
   for (const auto &node : model.graph().node())
     if (failed(importNode(node)))
       return failure();
-  if (failed(importReturn(main)) || failed(mlir::verify(*module)))
+  if (failed(importReturn(main)))
+    return failure();
+  // Handlers that look an operand up twice (or only read its shape) leave
+  // parameter reads without uses; they would be stage inputs for nothing.
+  main.walk([](ParamRefOp ref) {
+    if (ref->use_empty())
+      ref->erase();
+  });
+  if (failed(mlir::verify(*module)))
     return failure();
   return module;
 }
@@ -355,6 +376,18 @@ bool NodeBinder::hasInput(unsigned i) const {
 bool NodeBinder::isOutputUsed(unsigned i) const {
   return i < numOutputs() && !node.output(i).empty() &&
          importer.usedNames.contains(node.output(i));
+}
+
+StringRef NodeBinder::outputConsumer(unsigned i) const {
+  if (i >= numOutputs() || node.output(i).empty())
+    return "";
+  auto it = importer.consumers.find(node.output(i));
+  return it == importer.consumers.end() ? StringRef() : StringRef(it->second);
+}
+
+void NodeBinder::markSideOutput(unsigned i) {
+  if (i < numOutputs() && !node.output(i).empty())
+    importer.sideOutputs.insert(node.output(i));
 }
 
 ParseResult NodeBinder::rawOperand(ONNXValue &value, unsigned i) {
@@ -407,6 +440,18 @@ ParseResult NodeBinder::constantOperand(SmallVectorImpl<double> &values,
     for (APInt n : dense.getValues<APInt>())
       values.push_back((double)n.getSExtValue());
   return success();
+}
+
+FailureOr<DenseElementsAttr> NodeBinder::constantInput(unsigned i) {
+  if (!hasInput(i) || importer.isParam(inputName(i)))
+    return DenseElementsAttr();
+  ONNXValue raw;
+  if (rawOperand(raw, i))
+    return failure();
+  auto constant = raw.value.getDefiningOp<ConstantOp>();
+  if (raw.transposed || !constant)
+    return DenseElementsAttr();
+  return dyn_cast<DenseElementsAttr>(constant.getValue());
 }
 
 FailureOr<SmallVector<int64_t>>

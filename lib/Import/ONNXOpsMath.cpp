@@ -97,42 +97,95 @@ static FailureOr<Value> buildMatMul(NodeBinder &b, const MatrixOperand &lhs,
 // Handlers
 //===----------------------------------------------------------------------===//
 
-/// MatMul of N-D operands (numpy semantics without batch broadcasting):
-/// [..., M, K] x [K, N] is one 2-D product on the flattened rows;
-/// [..., M, K] x [..., K, N] with equal leading dims is pd.batch_matmul.
-static LogicalResult importBatchedMatMul(NodeBinder &b) {
-  Value lhs, rhs;
-  if (b.f32Operand(lhs, 0) || b.f32Operand(rhs, 1))
+/// `v` reshaped to `shape` (unchanged when it already has it).
+static Value reshapeTo(OpBuilder &builder, Location loc, Value v,
+                       ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, builder.getF32Type());
+  return v.getType() == type ? v
+                             : builder.create<ReshapeOp>(loc, type, v).getResult();
+}
+
+/// `v` broadcast to `shape` with pd.broadcast_to (unchanged when equal).
+static Value broadcastTo(OpBuilder &builder, Location loc, Value v,
+                         ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, builder.getF32Type());
+  return v.getType() == type
+             ? v
+             : builder.create<BroadcastToOp>(loc, type, v).getResult();
+}
+
+/// Fails with an error naming input `i` unless `v` is f32.
+static LogicalResult checkF32(NodeBinder &b, const ONNXValue &v, unsigned i) {
+  Type elem = cast<RankedTensorType>(v.value.getType()).getElementType();
+  if (elem.isF32())
+    return success();
+  return b.emitError() << "input '" << b.inputName(i) << "' has element type "
+                       << elem << ", expected f32";
+}
+
+/// MatMul of N-D operands (numpy matmul): a 1-D lhs is a row [1, K] and a
+/// 1-D rhs a column [K, 1], whose unit dimension the result drops;
+/// [..., M, K] x [K, N] is one 2-D pd.matmul on the flattened rows (a
+/// pending transpose of the 2-D rhs folds into its flag); otherwise the
+/// batch dimensions broadcast (pd.broadcast_to materialises the operands
+/// that need it) and pd.batch_matmul multiplies.
+static LogicalResult importBatchedMatMul(NodeBinder &b, ONNXValue rawLhs,
+                                         ONNXValue rawRhs) {
+  OpBuilder &builder = b.builder();
+  Location loc = b.loc();
+  if (failed(checkF32(b, rawLhs, 0)) || failed(checkF32(b, rawRhs, 1)))
     return failure();
-  auto a = cast<RankedTensorType>(lhs.getType()).getShape();
-  auto w = cast<RankedTensorType>(rhs.getType()).getShape();
-  if (a.size() < 2 || w.size() < 2 || a.back() != w[w.size() - 2])
+  bool rhsTransposed = rawRhs.transposed && rawRhs.shape().size() == 2;
+  auto materialise = [&](ONNXValue v) -> Value {
+    if (!v.transposed)
+      return v.value;
+    auto type = RankedTensorType::get(v.shape(), builder.getF32Type());
+    return builder.create<TransposeOp>(loc, type, v.value,
+                                       builder.getDenseI64ArrayAttr({1, 0}));
+  };
+  Value lhs = materialise(rawLhs);
+  Value rhs = rhsTransposed ? rawRhs.value : materialise(rawRhs);
+  SmallVector<int64_t> a = rawLhs.shape(), w = rawRhs.shape();
+  bool row = a.size() == 1, column = w.size() == 1;
+  if (row)
+    a.insert(a.begin(), 1);
+  if (column)
+    w.push_back(1);
+  auto batch = broadcastShapes(ArrayRef<int64_t>(a).drop_back(2),
+                               ArrayRef<int64_t>(w).drop_back(2));
+  if (a.empty() || w.empty() || a.back() != w[w.size() - 2] || failed(batch))
     return b.emitError() << "cannot multiply '" << b.inputName(0) << "' "
                          << shapeString(a) << " by '" << b.inputName(1)
                          << "' " << shapeString(w);
-  OpBuilder &builder = b.builder();
+  int64_t m = a[a.size() - 2], k = a.back(), n = w.back();
+  SmallVector<int64_t> out(*batch);
+  if (!row)
+    out.push_back(m);
+  if (!column)
+    out.push_back(n);
   Type f32 = builder.getF32Type();
-  SmallVector<int64_t> outShape(a.drop_back());
-  outShape.push_back(w.back());
-  auto outType = RankedTensorType::get(outShape, f32);
+  lhs = reshapeTo(builder, loc, lhs, a);
+  Value product;
   if (w.size() == 2) {
-    int64_t rows = cast<RankedTensorType>(lhs.getType()).getNumElements() /
-                   a.back();
-    Value flat = builder.create<ReshapeOp>(
-        b.loc(), RankedTensorType::get({rows, a.back()}, f32), lhs);
-    Value product = builder.create<MatMulOp>(
-        b.loc(), RankedTensorType::get({rows, w.back()}, f32), flat, rhs,
-        nullptr, nullptr, nullptr);
-    return b.setResult(0, builder.create<ReshapeOp>(b.loc(), outType, product)
-                              .getResult());
+    int64_t rows = 1;
+    for (int64_t d : ArrayRef<int64_t>(a).drop_back())
+      rows *= d;
+    rhs = rhsTransposed ? rhs : reshapeTo(builder, loc, rhs, w);
+    product = builder.create<MatMulOp>(
+        loc, RankedTensorType::get({rows, n}, f32),
+        reshapeTo(builder, loc, lhs, {rows, k}), rhs, nullptr,
+        rhsTransposed ? builder.getUnitAttr() : nullptr, nullptr);
+  } else {
+    SmallVector<int64_t> lhsShape(*batch), rhsShape(*batch), resShape(*batch);
+    lhsShape.append({m, k});
+    rhsShape.append({k, n});
+    resShape.append({m, n});
+    product = builder.create<BatchMatMulOp>(
+        loc, RankedTensorType::get(resShape, f32),
+        broadcastTo(builder, loc, lhs, lhsShape),
+        broadcastTo(builder, loc, reshapeTo(builder, loc, rhs, w), rhsShape));
   }
-  if (a.size() != w.size() || a.drop_back(2) != w.drop_back(2))
-    return b.emitError() << "batch dimensions of " << shapeString(a)
-                         << " and " << shapeString(w)
-                         << " differ; broadcast batch dimensions are not "
-                            "supported";
-  Value product = builder.create<BatchMatMulOp>(b.loc(), outType, lhs, rhs);
-  return b.setResult(0, product);
+  return b.setResult(0, reshapeTo(builder, loc, product, out));
 }
 
 /// MatMul (1, 9, 13): 2-D products fold pending transposes into pd.matmul;
@@ -144,7 +197,7 @@ static LogicalResult importMatMul(NodeBinder &b) {
   if (b.rawOperand(a, 0) || b.rawOperand(w, 1))
     return failure();
   if (a.shape().size() != 2 || w.shape().size() != 2)
-    return importBatchedMatMul(b);
+    return importBatchedMatMul(b, a, w);
   MatrixOperand lhs, rhs;
   if (matrixOperand(b, lhs, 0, false) ||
       matrixOperand(b, rhs, 1, false))

@@ -5,7 +5,10 @@
 // pending transpose that MatMul/Gemm fold into their flags (torch exports
 // bias-free nn.Linear as Transpose + MatMul) and other transposes become
 // pd.transpose; Reshape, Flatten, Squeeze and Unsqueeze become pd.reshape;
-// Gather on axis 0 becomes pd.gather (embedding lookup).
+// Gather becomes pd.gather (the embedding lookup on axis 0), Expand
+// pd.broadcast_to, Slice and Split pd.slice, Concat pd.concat, Where
+// pd.where; Equal and Cast must fold. Every op here folds on constant
+// inputs (shape computations; see also ONNXOpsShape.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,8 +85,8 @@ static LogicalResult importReshape(NodeBinder &b) {
   Value input;
   SmallVector<double> spec;
   int64_t allowZero;
-  if (b.expectOutputs(1) || b.operand(input, 0) ||
-      b.constantOperand(spec, 1) || b.attr(allowZero, "allowzero", 0))
+  if (b.expectOutputs(1) || b.operand(input, 0) || b.constantOperand(spec, 1) ||
+      b.attr(allowZero, "allowzero", 0))
     return failure();
   auto in = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> shape;
@@ -184,28 +187,64 @@ static LogicalResult importUnsqueeze(NodeBinder &b) {
   return reshapeTo(b, input, out);
 }
 
-/// Gather (1, 11, 13) on axis 0 of f32 data with integer indices: the
-/// embedding lookup, pd.gather.
+/// Gather (1, 11, 13) along `axis` with int64 indices: pd.gather, folded
+/// when data and indices are constants (shape arithmetic). Run-time float
+/// data is differentiable (the embedding lookup).
 static LogicalResult importGather(NodeBinder &b) {
   Value data, indices;
   int64_t axis;
-  if (b.expectOutputs(1) || b.f32Operand(data, 0) || b.operand(indices, 1) ||
+  if (b.expectOutputs(1) || b.operand(data, 0) || b.operand(indices, 1) ||
       b.attr(axis, "axis", 0))
     return failure();
   auto dataType = cast<RankedTensorType>(data.getType());
   auto idxType = cast<RankedTensorType>(indices.getType());
-  if (!idxType.getElementType().isInteger(64))
+  int64_t rank = dataType.getRank();
+  if (!idxType.getElementType().isInteger(64) &&
+      !idxType.getElementType().isInteger(32))
     return b.emitError() << "indices '" << b.inputName(1)
-                         << "' must be int64";
-  if (axis != 0 && axis != -dataType.getRank())
-    return b.emitError() << "only axis 0 of float data is supported (axis "
-                         << axis << ")";
-  SmallVector<int64_t> shape(idxType.getShape());
-  shape.append(dataType.getShape().begin() + 1, dataType.getShape().end());
-  Value result = b.builder().create<GatherOp>(
+                         << "' must be int64 or int32";
+  if (axis < -rank || axis >= rank)
+    return b.emitError() << "axis " << axis << " is out of range for rank "
+                         << rank;
+  if (axis < 0)
+    axis += rank;
+  SmallVector<int64_t> shape(dataType.getShape().take_front(axis));
+  shape.append(idxType.getShape().begin(), idxType.getShape().end());
+  shape.append(dataType.getShape().begin() + axis + 1,
+               dataType.getShape().end());
+  Value result = b.builder().createOrFold<GatherOp>(
       b.loc(), RankedTensorType::get(shape, dataType.getElementType()), data,
-      indices);
+      indices, b.builder().getI64IntegerAttr(axis));
+  if (!result.getDefiningOp<ConstantOp>() &&
+      !idxType.getElementType().isInteger(64))
+    return b.emitError() << "run-time indices '" << b.inputName(1)
+                         << "' must be int64";
   return b.setResult(0, result);
+}
+
+/// Expand (8, 13): broadcasts the input with the constant `shape` input
+/// (numpy rules in both directions) as pd.broadcast_to, folded on
+/// constants and dropped when the shape does not change.
+static LogicalResult importExpand(NodeBinder &b) {
+  Value input;
+  SmallVector<double> spec;
+  if (b.expectOutputs(1) || b.operand(input, 0) || b.constantOperand(spec, 1))
+    return failure();
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> target;
+  for (double d : spec)
+    target.push_back((int64_t)d);
+  auto shape = broadcastShapes(type.getShape(), target);
+  if (failed(shape))
+    return b.emitError() << "input '" << b.inputName(0) << "' "
+                         << shapeString(type.getShape())
+                         << " does not broadcast with shape "
+                         << shapeString(target);
+  auto outType = RankedTensorType::get(*shape, type.getElementType());
+  if (outType == type)
+    return b.setResult(0, input);
+  return b.setResult(
+      0, b.builder().createOrFold<BroadcastToOp>(b.loc(), outType, input));
 }
 
 /// A BOOL tensor constant (training_mode flags, masks) as an i1 attribute.
@@ -285,19 +324,25 @@ static ArrayRef<int64_t> shapeOfValue(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
 
-/// Reads an optional constant integer input, or `dflt` when absent.
+/// Reads an optional constant integer input exactly (INT64_MAX ends stay
+/// INT64_MAX), or `dflt` when absent.
 static ParseResult optionalInts(NodeBinder &b, unsigned i,
                                 SmallVectorImpl<int64_t> &out,
                                 ArrayRef<int64_t> dflt) {
   out.assign(dflt.begin(), dflt.end());
   if (i >= b.numInputs() || !b.hasInput(i))
     return success();
-  SmallVector<double> values;
-  if (b.constantOperand(values, i))
+  FailureOr<DenseElementsAttr> values = b.constantInput(i);
+  if (failed(values))
     return failure();
+  if (!*values || !values->getElementType().isSignlessInteger()) {
+    b.emitError() << "input '" << b.inputName(i)
+                  << "' must be a compile-time integer constant";
+    return failure();
+  }
   out.clear();
-  for (double v : values)
-    out.push_back((int64_t)v);
+  for (APInt v : values->getValues<APInt>())
+    out.push_back(v.getSExtValue());
   return success();
 }
 
@@ -315,9 +360,29 @@ static LogicalResult bindSlice(NodeBinder &b, unsigned i, Value input,
   return b.setResult(i, result);
 }
 
+/// The ONNX window of one sliced axis of size `dim`: starts and ends are
+/// made non-negative and clamped ([0, dim] for positive steps, [0, dim-1]
+/// and [-1, dim-1] for negative ones); returns (first index, size).
+static std::pair<int64_t, int64_t> sliceWindow(int64_t start, int64_t end,
+                                               int64_t step, int64_t dim) {
+  auto normal = [&](int64_t v) {
+    return v < 0 ? (v < -dim ? -dim - 1 : v + dim) : v;
+  };
+  start = normal(start);
+  end = normal(end);
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    return {start, end > start ? (end - start + step - 1) / step : 0};
+  }
+  start = std::clamp<int64_t>(start, 0, dim - 1);
+  end = std::clamp<int64_t>(end, -1, dim - 1);
+  return {start, start > end ? (start - end - step - 1) / -step : 0};
+}
+
 /// Slice (1: attributes; 10, 11, 13: starts/ends/axes/steps inputs, which
 /// must be constants). Indices are clamped as the specification says;
-/// negative steps are not supported.
+/// steps may be negative but not 0.
 static LogicalResult importSlice(NodeBinder &b) {
   Value input;
   SmallVector<int64_t> starts, ends, axes, steps;
@@ -326,7 +391,8 @@ static LogicalResult importSlice(NodeBinder &b) {
   ArrayRef<int64_t> shape = shapeOfValue(input);
   int64_t rank = shape.size();
   if (b.opset() < 10) {
-    if (b.attr(starts, "starts") || b.attr(ends, "ends") || b.attr(axes, "axes"))
+    if (b.attr(starts, "starts") || b.attr(ends, "ends") ||
+        b.attr(axes, "axes"))
       return failure();
   } else if (optionalInts(b, 1, starts, {}) || optionalInts(b, 2, ends, {}) ||
              optionalInts(b, 3, axes, {}) || optionalInts(b, 4, steps, {})) {
@@ -341,30 +407,49 @@ static LogicalResult importSlice(NodeBinder &b) {
       steps.size() != starts.size())
     return b.emitError() << "starts, ends, axes and steps differ in length";
   SmallVector<int64_t> begin(rank, 0), step(rank, 1), size(shape);
+  SmallVector<bool> seen(rank, false);
   for (size_t j = 0; j < axes.size(); ++j) {
     int64_t axis = axes[j] < 0 ? axes[j] + rank : axes[j];
-    if (axis < 0 || axis >= rank || steps[j] < 1)
-      return b.emitError() << "axis " << axes[j] << " with step " << steps[j]
-                           << " is not supported (rank " << rank << ")";
-    int64_t dim = shape[axis];
-    auto clamp = [&](int64_t v) {
-      return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim);
-    };
-    int64_t lo = clamp(starts[j]), hi = clamp(ends[j]);
-    begin[axis] = lo;
+    if (axis < 0 || axis >= rank || seen[axis])
+      return b.emitError() << "axis " << axes[j]
+                           << " is out of range or repeated (rank " << rank
+                           << ")";
+    if (steps[j] == 0)
+      return b.emitError() << "step of axis " << axes[j] << " is 0";
+    seen[axis] = true;
+    auto [first, n] = sliceWindow(starts[j], ends[j], steps[j], shape[axis]);
+    begin[axis] = n ? first : 0;
     step[axis] = steps[j];
-    size[axis] = hi > lo ? (hi - lo + steps[j] - 1) / steps[j] : 0;
+    size[axis] = n;
   }
   return bindSlice(b, 0, input, begin, step, size);
 }
 
-/// Split (2, 11: `split` attribute; 13: `split` input; 18: num_outputs):
-/// one pd.slice per output along `axis`.
+/// The sizes of an unspecified split of `dim` into `n` outputs: equal
+/// parts (which must divide `dim` before opset 18), or, from opset 18,
+/// ceil(dim / n) each with a smaller last part.
+static FailureOr<SmallVector<int64_t>> equalSplit(NodeBinder &b, int64_t dim,
+                                                  int64_t n) {
+  if (n < 1)
+    return b.emitError() << "needs at least one output";
+  if (b.opset() < 18 && dim % n != 0)
+    return b.emitError() << "cannot split a dimension of " << dim << " into "
+                         << n << " equal parts";
+  SmallVector<int64_t> split;
+  int64_t chunk = (dim + n - 1) / n;
+  for (int64_t i = 0, left = dim; i < n; ++i, left -= chunk)
+    split.push_back(std::clamp<int64_t>(left, 0, chunk));
+  return split;
+}
+
+/// Split (2, 11: `split` attribute; 13: `split` input; 18: or
+/// `num_outputs`): one pd.slice per output along `axis`.
 static LogicalResult importSplit(NodeBinder &b) {
   Value input;
-  int64_t axis;
+  int64_t axis, numOutputs;
   SmallVector<int64_t> split;
-  if (b.operand(input, 0) || b.attr(axis, "axis", 0))
+  if (b.operand(input, 0) || b.attr(axis, "axis", 0) ||
+      b.attr(numOutputs, "num_outputs", 0))
     return failure();
   if (b.opset() < 13 ? b.attr(split, "split") : optionalInts(b, 1, split, {}))
     return failure();
@@ -374,14 +459,27 @@ static LogicalResult importSplit(NodeBinder &b) {
     axis += rank;
   if (axis < 0 || axis >= rank)
     return b.emitError() << "axis is out of range for rank " << rank;
+  if (b.hasAttr("num_outputs") &&
+      (b.opset() < 18 || !split.empty() || numOutputs != n))
+    return b.emitError() << "num_outputs needs opset 18, no split sizes "
+                            "and as many outputs ("
+                         << n << ")";
   if (split.empty()) {
-    int64_t chunk = (shape[axis] + n - 1) / n;
-    for (int64_t i = 0, left = shape[axis]; i < n; ++i, left -= chunk)
-      split.push_back(std::min(chunk, left));
+    auto equal = equalSplit(b, shape[axis], n);
+    if (failed(equal))
+      return failure();
+    split = *equal;
   }
   if ((int64_t)split.size() != n)
     return b.emitError() << "split has " << split.size() << " sizes for " << n
                          << " outputs";
+  int64_t total = 0;
+  for (int64_t size : split)
+    total += size;
+  if (total != shape[axis] ||
+      llvm::any_of(split, [](int64_t v) { return v < 0; }))
+    return b.emitError() << "split sizes add up to " << total << ", not "
+                         << shape[axis];
   SmallVector<int64_t> begin(rank, 0), step(rank, 1), size(shape);
   for (int64_t i = 0; i < n; ++i) {
     size[axis] = split[i];
@@ -389,9 +487,6 @@ static LogicalResult importSplit(NodeBinder &b) {
       return failure();
     begin[axis] += split[i];
   }
-  if (begin[axis] != shape[axis])
-    return b.emitError() << "split sizes add up to " << begin[axis]
-                         << ", not " << shape[axis];
   return success();
 }
 
@@ -503,8 +598,7 @@ static LogicalResult importDropout(NodeBinder &b) {
   if (b.numOutputs() > 1 && b.isOutputUsed(1))
     return b.emitError() << "the mask output is not supported";
   if (training.front() != 0.0 && ratio.front() != 0.0)
-    return b.emitError() << "training-mode dropout with ratio "
-                         << ratio.front()
+    return b.emitError() << "training-mode dropout with ratio " << ratio.front()
                          << " is not supported yet; export with dropout 0";
   return b.setResult(0, input);
 }
@@ -518,6 +612,7 @@ void mlir::pd::detail::registerTensorHandlers(HandlerTable &table) {
   table["Squeeze"] = {1, importSqueeze};
   table["Unsqueeze"] = {1, importUnsqueeze};
   table["Gather"] = {1, importGather};
+  table["Expand"] = {8, importExpand};
   table["Slice"] = {1, importSlice};
   table["Split"] = {2, importSplit};
   table["Concat"] = {4, importConcat};
@@ -525,4 +620,5 @@ void mlir::pd::detail::registerTensorHandlers(HandlerTable &table) {
   table["Cast"] = {6, importCast};
   table["Where"] = {9, importWhere};
   table["Dropout"] = {12, importDropout};
+  registerShapeHandlers(table);
 }

@@ -1,8 +1,372 @@
 //===- conv.cc - CPU kernels of conv ops ---------------------------------===//
 //
-// CPU implementations of runtime/include/pdrt/pdrt_conv.h.
+// CPU implementations of runtime/include/pdrt/pdrt_conv.h: convolution as
+// im2col + OpenBLAS sgemm (col2im for the input gradient), batch
+// normalization with batch statistics, max/average pooling and zero
+// padding. The index math is pdrt_conv_numerics.h's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "exec/context.h"
 #include "pdrt/pdrt.h"
+#include "pdrt/pdrt_conv_numerics.h"
+
+#include <cblas.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+/// Checks the parts of a geometry the kernels divide by or index with.
+bool validGeometry(pdrt_ctx *ctx, const char *kernel, const pdrt_conv_geom &g) {
+  if (g.group > 0 && g.c % g.group == 0 && g.m % g.group == 0 && g.kh > 0 &&
+      g.kw > 0 && g.sh > 0 && g.sw > 0 && g.oh >= 0 && g.ow >= 0)
+    return true;
+  pdrt::setError(ctx, std::string(kernel) + ": invalid geometry descriptor");
+  return false;
+}
+
+/// The im2col workspace, reused across calls of a thread.
+float *colBuffer(size_t n) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < n)
+    buffer.resize(n);
+  return buffer.data();
+}
+
+/// Calls fn(input offset, column offset) for every im2col element of `row`
+/// whose kernel tap reads the input (padding taps are skipped): the offset
+/// within one image's channel group and the position oy * ow + ox.
+template <typename Fn>
+void forEachTap(const pdrt_conv_geom &g, int64_t row, Fn fn) {
+  int64_t ci, ky, kx;
+  pdrt_conv_col_decode(&g, row, &ci, &ky, &kx);
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    int64_t iy = pdrt_conv_in_y(&g, oy, ky);
+    if (iy < 0 || iy >= g.h)
+      continue;
+    int64_t base = (ci * g.h + iy) * g.w;
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      int64_t ix = pdrt_conv_in_x(&g, ox, kx);
+      if (ix >= 0 && ix < g.w)
+        fn(base + ix, oy * g.ow + ox);
+    }
+  }
+}
+
+/// col[row, oy * ow + ox] = x[source] (0 in the padding) for one image's
+/// channel group `x` ([c/group, h, w]).
+void im2col(const pdrt_conv_geom &g, const float *x, float *col) {
+  int64_t rows = pdrt_conv_col_rows(&g), plane = g.oh * g.ow;
+  std::memset(col, 0, sizeof(float) * rows * plane);
+  for (int64_t row = 0; row < rows; ++row) {
+    float *dst = col + row * plane;
+    forEachTap(g, row, [&](int64_t src, int64_t at) { dst[at] = x[src]; });
+  }
+}
+
+/// The adjoint of im2col: dx[source] += col[row, position].
+void col2im(const pdrt_conv_geom &g, const float *col, float *dx) {
+  int64_t rows = pdrt_conv_col_rows(&g), plane = g.oh * g.ow;
+  for (int64_t row = 0; row < rows; ++row) {
+    const float *src = col + row * plane;
+    forEachTap(g, row, [&](int64_t dst, int64_t at) { dx[dst] += src[at]; });
+  }
+}
+
+/// Row-major C[m, n] = op(A) op(B) + beta C.
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
+          const float *b, float beta, float *c) {
+  if (m <= 0 || n <= 0)
+    return;
+  if (k <= 0) {
+    for (int64_t i = 0; i < m * n; ++i)
+      c[i] = beta == 0.0f ? 0.0f : beta * c[i];
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, (blasint)m, (blasint)n,
+              (blasint)k, 1.0f, a, (blasint)(ta ? m : k), b,
+              (blasint)(tb ? k : n), beta, c, (blasint)n);
+}
+
+/// Per-group sizes of a convolution.
+struct GroupSizes {
+  int64_t cg, mg, k, plane, inPlane;
+};
+
+GroupSizes groupSizes(const pdrt_conv_geom &g) {
+  return {g.c / g.group, g.m / g.group, pdrt_conv_col_rows(&g), g.oh * g.ow,
+          g.h * g.w};
+}
+
+} // namespace
+
+extern "C" void pdrt_conv2d(pdrt_ctx *ctx, const float *x, const float *w,
+                            const float *b, float *y, const int64_t *desc) {
+  pdrt_conv_geom g = pdrt_conv_geom_from(desc);
+  if (pdrt::hasError(ctx) || !validGeometry(ctx, "pdrt_conv2d", g))
+    return;
+  GroupSizes s = groupSizes(g);
+  float *col = colBuffer(s.k * s.plane);
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      im2col(g, x + (n * g.c + grp * s.cg) * s.inPlane, col);
+      float *out = y + (n * g.m + grp * s.mg) * s.plane;
+      gemm(false, false, s.mg, s.plane, s.k, w + grp * s.mg * s.k, col, 0.0f,
+           out);
+      if (b)
+        for (int64_t j = 0; j < s.mg; ++j)
+          for (int64_t p = 0; p < s.plane; ++p)
+            out[j * s.plane + p] += b[grp * s.mg + j];
+    }
+}
+
+extern "C" void pdrt_conv2d_grad_input(pdrt_ctx *ctx, const float *dy,
+                                       const float *w, float *dx,
+                                       const int64_t *desc) {
+  pdrt_conv_geom g = pdrt_conv_geom_from(desc);
+  if (pdrt::hasError(ctx) || !validGeometry(ctx, "pdrt_conv2d_grad_input", g))
+    return;
+  GroupSizes s = groupSizes(g);
+  std::memset(dx, 0, sizeof(float) * g.n * g.c * s.inPlane);
+  float *col = colBuffer(s.k * s.plane);
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      // dcol[k, p] = W_g^T [k, mg] dY_g [mg, p].
+      gemm(true, false, s.k, s.plane, s.mg, w + grp * s.mg * s.k,
+           dy + (n * g.m + grp * s.mg) * s.plane, 0.0f, col);
+      col2im(g, col, dx + (n * g.c + grp * s.cg) * s.inPlane);
+    }
+}
+
+extern "C" void pdrt_conv2d_grad_filter(pdrt_ctx *ctx, const float *dy,
+                                        const float *x, float *dw,
+                                        const int64_t *desc) {
+  pdrt_conv_geom g = pdrt_conv_geom_from(desc);
+  if (pdrt::hasError(ctx) || !validGeometry(ctx, "pdrt_conv2d_grad_filter", g))
+    return;
+  GroupSizes s = groupSizes(g);
+  if (g.n == 0)
+    std::memset(dw, 0, sizeof(float) * g.m * s.k);
+  float *col = colBuffer(s.k * s.plane);
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      im2col(g, x + (n * g.c + grp * s.cg) * s.inPlane, col);
+      // dW_g [mg, k] (+)= dY_g [mg, p] col^T [p, k].
+      gemm(false, true, s.mg, s.k, s.plane,
+           dy + (n * g.m + grp * s.mg) * s.plane, col, n == 0 ? 0.0f : 1.0f,
+           dw + grp * s.mg * s.k);
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Batch normalization
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Mean and 1/sqrt(biased var + eps) of channel `ch` of x [n, c, s].
+void channelStats(const float *x, int64_t n, int64_t c, int64_t s, int64_t ch,
+                  float eps, float &mean, float &rstd) {
+  double sum = 0.0, sq = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float *row = x + (i * c + ch) * s;
+    for (int64_t j = 0; j < s; ++j)
+      sum += row[j];
+  }
+  double count = (double)(n * s), mu = count > 0 ? sum / count : 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float *row = x + (i * c + ch) * s;
+    for (int64_t j = 0; j < s; ++j)
+      sq += (row[j] - mu) * (row[j] - mu);
+  }
+  mean = (float)mu;
+  rstd = (float)(1.0 / std::sqrt((count > 0 ? sq / count : 0.0) + eps));
+}
+
+} // namespace
+
+extern "C" void pdrt_batch_norm(pdrt_ctx *ctx, const float *x, const float *g,
+                                const float *b, float *y, int64_t n, int64_t c,
+                                int64_t s, float eps) {
+  if (pdrt::hasError(ctx))
+    return;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    float mean, rstd;
+    channelStats(x, n, c, s, ch, eps, mean, rstd);
+    float scale = rstd * g[ch], shift = b[ch] - mean * scale;
+    for (int64_t i = 0; i < n; ++i) {
+      const float *in = x + (i * c + ch) * s;
+      float *out = y + (i * c + ch) * s;
+      for (int64_t j = 0; j < s; ++j)
+        out[j] = in[j] * scale + shift;
+    }
+  }
+}
+
+extern "C" void pdrt_batch_norm_grad(pdrt_ctx *ctx, const float *dy,
+                                     const float *x, const float *g, float *dx,
+                                     float *dg, float *db, int64_t n, int64_t c,
+                                     int64_t s, float eps) {
+  if (pdrt::hasError(ctx))
+    return;
+  double k = (double)(n * s);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    float mean, rstd;
+    channelStats(x, n, c, s, ch, eps, mean, rstd);
+    double sumDy = 0.0, sumDyXhat = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float *d = dy + (i * c + ch) * s, *in = x + (i * c + ch) * s;
+      for (int64_t j = 0; j < s; ++j) {
+        sumDy += d[j];
+        sumDyXhat += d[j] * (in[j] - mean) * rstd;
+      }
+    }
+    db[ch] = (float)sumDy;
+    dg[ch] = (float)sumDyXhat;
+    float scale = k > 0 ? (float)(g[ch] * rstd / k) : 0.0f;
+    float mDb = (float)sumDy, mDg = (float)sumDyXhat;
+    for (int64_t i = 0; i < n; ++i) {
+      const float *d = dy + (i * c + ch) * s, *in = x + (i * c + ch) * s;
+      float *out = dx + (i * c + ch) * s;
+      for (int64_t j = 0; j < s; ++j) {
+        float xhat = (in[j] - mean) * rstd;
+        out[j] = scale * ((float)k * d[j] - mDb - xhat * mDg);
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Calls fn(window, plane index, output index) for every output of every
+/// (image, channel) plane.
+template <typename Fn> void forEachWindow(const pdrt_conv_geom &g, Fn fn) {
+  for (int64_t plane = 0; plane < g.n * g.c; ++plane)
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox)
+        fn(pdrt_pool_window_at(&g, oy, ox), plane,
+           (plane * g.oh + oy) * g.ow + ox);
+}
+
+/// The offset (within its plane) of the first maximum of a window; -1 when
+/// the window holds no input element.
+int64_t argmaxOf(const pdrt_conv_geom &g, const float *x,
+                 const pdrt_pool_window &win) {
+  int64_t best = -1;
+  for (int64_t y = win.y0; y < win.y1; ++y)
+    for (int64_t xx = win.x0; xx < win.x1; ++xx) {
+      int64_t at = y * g.w + xx;
+      if (best < 0 || x[at] > x[best] || std::isnan(x[at]))
+        best = at;
+    }
+  return best;
+}
+
+} // namespace
+
+extern "C" void pdrt_max_pool2d(pdrt_ctx *ctx, const float *x, float *y,
+                                const int64_t *desc) {
+  pdrt_conv_geom g = pdrt_conv_geom_from(desc);
+  if (pdrt::hasError(ctx) || !validGeometry(ctx, "pdrt_max_pool2d", g))
+    return;
+  int64_t inPlane = g.h * g.w;
+  forEachWindow(g, [&](const pdrt_pool_window &win, int64_t plane,
+                       int64_t out) {
+    const float *in = x + plane * inPlane;
+    int64_t at = argmaxOf(g, in, win);
+    y[out] = at < 0 ? -INFINITY : in[at];
+  });
+}
+
+extern "C" void pdrt_max_pool2d_grad(pdrt_ctx *ctx, const float *dy,
+                                     const float *x, float *dx,
+                                     const int64_t *desc) {
+  pdrt_conv_geom g = pdrt_conv_geom_from(desc);
+  if (pdrt::hasError(ctx) || !validGeometry(ctx, "pdrt_max_pool2d_grad", g))
+    return;
+  int64_t inPlane = g.h * g.w;
+  std::memset(dx, 0, sizeof(float) * g.n * g.c * inPlane);
+  forEachWindow(g, [&](const pdrt_pool_window &win, int64_t plane,
+                       int64_t out) {
+    int64_t at = argmaxOf(g, x + plane * inPlane, win);
+    if (at >= 0)
+      dx[plane * inPlane + at] += dy[out];
+  });
+}
+
+extern "C" void pdrt_avg_pool2d(pdrt_ctx *ctx, const float *x, float *y,
+                                const int64_t *desc) {
+  pdrt_conv_geom g = pdrt_conv_geom_from(desc);
+  if (pdrt::hasError(ctx) || !validGeometry(ctx, "pdrt_avg_pool2d", g))
+    return;
+  int64_t inPlane = g.h * g.w;
+  forEachWindow(g, [&](const pdrt_pool_window &win, int64_t plane,
+                       int64_t out) {
+    const float *in = x + plane * inPlane;
+    float sum = 0.0f;
+    for (int64_t yy = win.y0; yy < win.y1; ++yy)
+      for (int64_t xx = win.x0; xx < win.x1; ++xx)
+        sum += in[yy * g.w + xx];
+    y[out] = win.divisor > 0 ? sum / (float)win.divisor : 0.0f;
+  });
+}
+
+extern "C" void pdrt_avg_pool2d_grad(pdrt_ctx *ctx, const float *dy, float *dx,
+                                     const int64_t *desc) {
+  pdrt_conv_geom g = pdrt_conv_geom_from(desc);
+  if (pdrt::hasError(ctx) || !validGeometry(ctx, "pdrt_avg_pool2d_grad", g))
+    return;
+  int64_t inPlane = g.h * g.w;
+  std::memset(dx, 0, sizeof(float) * g.n * g.c * inPlane);
+  forEachWindow(g, [&](const pdrt_pool_window &win, int64_t plane,
+                       int64_t out) {
+    if (win.divisor <= 0)
+      return;
+    float share = dy[out] / (float)win.divisor;
+    float *d = dx + plane * inPlane;
+    for (int64_t yy = win.y0; yy < win.y1; ++yy)
+      for (int64_t xx = win.x0; xx < win.x1; ++xx)
+        d[yy * g.w + xx] += share;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Padding
+//===----------------------------------------------------------------------===//
+
+extern "C" void pdrt_pad(pdrt_ctx *ctx, const float *x, float *y,
+                         const int64_t *desc) {
+  if (pdrt::hasError(ctx))
+    return;
+  int64_t rank = desc[0];
+  if (rank < 0 || rank > PDRT_MAX_RANK) {
+    pdrt::setError(ctx, "pdrt_pad: rank " + std::to_string(rank) +
+                            " is out of range");
+    return;
+  }
+  const int64_t *xd = desc + 1, *yd = xd + rank, *begin = yd + rank;
+  int64_t ystride[PDRT_MAX_RANK], xn = 1, yn = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    ystride[d] = yn;
+    yn *= yd[d];
+    xn *= xd[d];
+  }
+  std::memset(y, 0, sizeof(float) * yn);
+  for (int64_t i = 0; i < xn; ++i) {
+    int64_t rest = i, off = 0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      off += (rest % xd[d] + begin[d]) * ystride[d];
+      rest /= xd[d];
+    }
+    y[off] = x[i];
+  }
+}

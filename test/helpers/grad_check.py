@@ -86,7 +86,7 @@ def run_pdc(args, model_path, data_dir, work):
     os.makedirs(grads, exist_ok=True)
     subprocess.run([args.pdc, model_path, "-o", plan, "--stages", "1",
                     "--microbatches", "1", "--schedule", "flush",
-                    "--optimizer", "sgd", "--lr", "1"],
+                    "--optimizer", "sgd", "--lr", "1"] + args.pdc_arg,
                    check=True, stdout=subprocess.DEVNULL)
     out = subprocess.run([os.path.join(plan, "run"), "--steps", "1",
                           "--data", data_dir, "--dump-grads", grads],
@@ -149,6 +149,9 @@ def main():
     p.add_argument("--data", help="use these NAME.npy inputs (first axis = "
                    "one microbatch) with a binary model instead of random ones")
     p.add_argument("--pdc", default="pdc")
+    p.add_argument("--pdc-arg", action="append", default=[],
+                   help="extra pdc option (repeatable), e.g. --pdc-arg=--dim=T=8 "
+                   "for a dynamic-axes export")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--int-high", type=int, default=2)
     p.add_argument("--samples", type=int, default=12)

@@ -1,4 +1,4 @@
-//===- PDOpsTensor.cpp - Verifiers, costs and gradients of tensor ops -*- C++ -*-===//
+//===- PDOpsTensor.cpp - Verifiers, folders, gradients of tensor ops -----===//
 //
 // Verifiers, CostOpInterface and GradientOpInterface of the ops in
 // PDOpsTensor.td. Every gradient rule opens with the math of its forward op.
@@ -31,8 +31,8 @@ LogicalResult TransposeOp::verify() {
   ArrayRef<int64_t> perm = getPerm();
   SmallVector<bool> seen(in.size(), false);
   if (perm.size() != in.size())
-    return emitOpError("perm has ") << perm.size() << " entries for rank "
-                                    << in.size();
+    return emitOpError("perm has ")
+           << perm.size() << " entries for rank " << in.size();
   for (int64_t p : perm) {
     if (p < 0 || p >= (int64_t)in.size() || seen[p])
       return emitOpError("perm is not a permutation of [0, ")
@@ -51,9 +51,9 @@ LogicalResult TransposeOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   SmallVector<int64_t> inverse(getPerm().size());
   for (auto [i, p] : llvm::enumerate(getPerm()))
     inverse[p] = i;
-  operandGrads.push_back(b.create<TransposeOp>(
-      getLoc(), getInput().getType(), resultGrads[0],
-      b.getDenseI64ArrayAttr(inverse)));
+  operandGrads.push_back(
+      b.create<TransposeOp>(getLoc(), getInput().getType(), resultGrads[0],
+                            b.getDenseI64ArrayAttr(inverse)));
   return success();
 }
 
@@ -88,9 +88,8 @@ int64_t ReshapeOp::getFlops() { return 0; }
 
 /// The shape of gathering `indices` from `data` along `axis`:
 /// data[:axis] + indices + data[axis+1:].
-static SmallVector<int64_t> gatheredShape(ArrayRef<int64_t> data,
-                                          ArrayRef<int64_t> indices,
-                                          int64_t axis) {
+static SmallVector<int64_t>
+gatheredShape(ArrayRef<int64_t> data, ArrayRef<int64_t> indices, int64_t axis) {
   SmallVector<int64_t> shape(data.begin(), data.begin() + axis);
   shape.append(indices.begin(), indices.end());
   shape.append(data.begin() + axis + 1, data.end());
@@ -112,8 +111,7 @@ static LogicalResult verifyGather(Operation *op, RankedTensorType data,
   auto expected = gatheredShape(data.getShape(), indices.getShape(), axis);
   if (ArrayRef<int64_t>(expected) != gathered.getShape())
     return op->emitOpError("gathered shape ")
-           << shapeStr(gathered.getShape()) << " is not "
-           << shapeStr(expected);
+           << shapeStr(gathered.getShape()) << " is not " << shapeStr(expected);
   return success();
 }
 
@@ -141,8 +139,8 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   SmallVector<Attribute> result;
   for (int64_t o = 0; o < outer; ++o)
     for (APInt i : idx.getValues<APInt>()) {
-      int64_t row = i.getSExtValue() < 0 ? i.getSExtValue() + rows
-                                         : i.getSExtValue();
+      int64_t row =
+          i.getSExtValue() < 0 ? i.getSExtValue() + rows : i.getSExtValue();
       if (row < 0 || row >= rows)
         return {}; // Left to the run-time kernel, which reports it.
       auto first = values.begin() + (o * rows + row) * inner;
@@ -182,7 +180,8 @@ LogicalResult BatchMatMulOp::verify() {
   auto out = getType().getShape();
   if (lhs.size() < 3 || lhs.size() != rhs.size() || out.size() != lhs.size())
     return emitOpError("expects operands and result of one rank >= 3");
-  if (lhs.drop_back(2) != rhs.drop_back(2) || lhs.drop_back(2) != out.drop_back(2))
+  if (lhs.drop_back(2) != rhs.drop_back(2) ||
+      lhs.drop_back(2) != out.drop_back(2))
     return emitOpError("batch dimensions differ");
   auto [m, k] = matrixDims(getLhs(), getTransposeLhs());
   auto [k2, n] = matrixDims(getRhs(), getTransposeRhs());
@@ -287,8 +286,8 @@ OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
   auto values = llvm::to_vector(dense.getValues<Attribute>());
   SmallVector<Attribute> result;
   for (int64_t i = 0; i < out.getNumElements(); ++i)
-    result.push_back(values[broadcastSource(i, out.getShape(),
-                                            dense.getType().getShape())]);
+    result.push_back(
+        values[broadcastSource(i, out.getShape(), dense.getType().getShape())]);
   return DenseElementsAttr::get(out, result);
 }
 
@@ -330,8 +329,8 @@ static LogicalResult verifyWindow(Operation *op, ArrayRef<int64_t> in,
   for (size_t d = 0; d < in.size(); ++d) {
     int64_t start = starts[d], step = steps[d];
     int64_t last = start + (out[d] - 1) * step;
-    if (step == 0 || (out[d] > 0 && (start < 0 || start >= in[d] ||
-                                     last < 0 || last >= in[d])))
+    if (step == 0 || (out[d] > 0 && (start < 0 || start >= in[d] || last < 0 ||
+                                     last >= in[d])))
       return op->emitOpError("dimension ")
              << d << ": the window start " << start << ", step " << step
              << ", size " << out[d] << " leaves the input of size " << in[d];
@@ -340,8 +339,7 @@ static LogicalResult verifyWindow(Operation *op, ArrayRef<int64_t> in,
 }
 
 LogicalResult SliceOp::verify() {
-  if (getInput().getType().getElementType() !=
-      getType().getElementType())
+  if (getInput().getType().getElementType() != getType().getElementType())
     return emitOpError("input and result element types differ");
   return verifyWindow(*this, getInput().getType().getShape(),
                       getType().getShape(), getStarts(), getSteps());
@@ -361,16 +359,16 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   auto values = llvm::to_vector(dense.getValues<Attribute>());
   SmallVector<Attribute> result;
   for (int64_t i = 0; i < out.getNumElements(); ++i)
-    result.push_back(values[sliceSource(i, out.getShape(), in, getStarts(),
-                                        getSteps())]);
+    result.push_back(
+        values[sliceSource(i, out.getShape(), in, getStarts(), getSteps())]);
   return DenseElementsAttr::get(out, result);
 }
 
 LogicalResult SliceOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                 SmallVectorImpl<Value> &operandGrads) {
-  operandGrads.push_back(b.create<SliceGradOp>(
-      getLoc(), getInput().getType(), resultGrads[0], getStartsAttr(),
-      getStepsAttr()));
+  operandGrads.push_back(b.create<SliceGradOp>(getLoc(), getInput().getType(),
+                                               resultGrads[0], getStartsAttr(),
+                                               getStepsAttr()));
   return success();
 }
 
@@ -398,8 +396,8 @@ LogicalResult ConcatOp::verify() {
     total += in[axis];
   }
   if (total != out[axis])
-    return emitOpError("inputs add up to ") << total << " along axis "
-                                            << axis << ", not " << out[axis];
+    return emitOpError("inputs add up to ")
+           << total << " along axis " << axis << ", not " << out[axis];
   return success();
 }
 
@@ -482,8 +480,10 @@ OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
   SmallVector<bool> result;
   for (int64_t i = 0; i < out.getNumElements(); ++i)
     result.push_back(
-        asDouble(a[broadcastSource(i, out.getShape(), lhs.getType().getShape())]) ==
-        asDouble(c[broadcastSource(i, out.getShape(), rhs.getType().getShape())]));
+        asDouble(
+            a[broadcastSource(i, out.getShape(), lhs.getType().getShape())]) ==
+        asDouble(
+            c[broadcastSource(i, out.getShape(), rhs.getType().getShape())]));
   return DenseElementsAttr::get(out, ArrayRef<bool>(result));
 }
 

@@ -55,15 +55,34 @@ PDRT_HD int64_t pdrt_conv_col_rows(const pdrt_conv_geom *g) {
   return (g->c / g->group) * g->kh * g->kw;
 }
 
+/// Decodes im2col row `row` = (ci * kh + ky) * kw + kx into the input
+/// channel (within the group) and the kernel tap.
+PDRT_HD void pdrt_conv_col_decode(const pdrt_conv_geom *g, int64_t row,
+                                  int64_t *ci, int64_t *ky, int64_t *kx) {
+  *kx = row % g->kw;
+  *ky = (row / g->kw) % g->kh;
+  *ci = row / (g->kw * g->kh);
+}
+
+/// The input row read by kernel row `ky` at output row `oy` (may fall in
+/// the padding: < 0 or >= h); likewise columns.
+PDRT_HD int64_t pdrt_conv_in_y(const pdrt_conv_geom *g, int64_t oy,
+                               int64_t ky) {
+  return oy * g->sh - g->pt + ky * g->dh;
+}
+PDRT_HD int64_t pdrt_conv_in_x(const pdrt_conv_geom *g, int64_t ox,
+                               int64_t kx) {
+  return ox * g->sw - g->pl + kx * g->dw;
+}
+
 /// The input offset (within one image's channel group) read by im2col row
-/// `row` = (ci * kh + ky) * kw + kx at output position (oy, ox), or -1 where
-/// the kernel tap falls into the zero padding.
+/// `row` at output position (oy, ox), or -1 where the kernel tap falls into
+/// the zero padding.
 PDRT_HD int64_t pdrt_conv_col_source(const pdrt_conv_geom *g, int64_t row,
                                      int64_t oy, int64_t ox) {
-  int64_t kx = row % g->kw, ky = (row / g->kw) % g->kh;
-  int64_t ci = row / (g->kw * g->kh);
-  int64_t iy = oy * g->sh - g->pt + ky * g->dh;
-  int64_t ix = ox * g->sw - g->pl + kx * g->dw;
+  int64_t ci, ky, kx;
+  pdrt_conv_col_decode(g, row, &ci, &ky, &kx);
+  int64_t iy = pdrt_conv_in_y(g, oy, ky), ix = pdrt_conv_in_x(g, ox, kx);
   if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w)
     return -1;
   return (ci * g->h + iy) * g->w + ix;

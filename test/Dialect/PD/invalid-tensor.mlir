@@ -1,4 +1,12 @@
 // RUN: pd-opt %s --split-input-file --verify-diagnostics
+// Tests that perm must have one entry per input dimension.
+func.func @perm_count(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'pd.transpose' op perm has 3 entries for rank 2}}
+  %0 = pd.transpose %x {perm = array<i64: 0, 1, 2>} : tensor<2x3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
 
 // Tests that perm must be a permutation.
 func.func @perm(%x: tensor<2x3xf32>) {
@@ -27,10 +35,73 @@ func.func @reshape(%x: tensor<2x3xf32>) {
 
 // -----
 
-// Tests the result shape of gather.
+// Tests that gather needs data of rank >= 1.
+func.func @gather_rank(%t: tensor<f32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{'pd.gather' op data must have rank >= 1}}
+  %0 = pd.gather %t, %i : tensor<f32>, tensor<3xi64> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+// Tests that the gather axis is a dimension of the data.
+func.func @gather_axis(%t: tensor<7x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{'pd.gather' op axis 2 is out of range for data of rank 2}}
+  %0 = pd.gather %t, %i {axis = 2 : i64} : tensor<7x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+// Tests that gather keeps the element type.
+func.func @gather_type(%t: tensor<7x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{'pd.gather' op data and gathered element types differ}}
+  %0 = pd.gather %t, %i : tensor<7x4xf32>, tensor<3xi64> -> tensor<3x4xi64>
+  return
+}
+
+// -----
+
+// Tests that the result shape of gather.
 func.func @gather(%t: tensor<7x4xf32>, %i: tensor<3xi64>) {
   // expected-error @+1 {{'pd.gather' op gathered shape [3,5] is not [3,4]}}
   %0 = pd.gather %t, %i : tensor<7x4xf32>, tensor<3xi64> -> tensor<3x5xf32>
+  return
+}
+
+// -----
+
+// Tests that the gradient of gather has the data's shape.
+func.func @gather_grad(%g: tensor<7x3x2xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{'pd.gather_grad' op gathered shape [7,3,2] is not [7,3,4]}}
+  %0 = pd.gather_grad %g, %i {axis = 1 : i64} : tensor<7x3x2xf32>, tensor<3xi64> -> tensor<7x4x4xf32>
+  return
+}
+
+// -----
+
+// Tests that broadcast_to keeps the element type.
+func.func @broadcast_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'pd.broadcast_to' op input and result element types differ}}
+  %0 = pd.broadcast_to %x : tensor<4xf32> -> tensor<2x4xi64>
+  return
+}
+
+// -----
+
+// Tests that broadcast_to follows numpy rules.
+func.func @broadcast_shape(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'pd.broadcast_to' op input shape [3] does not broadcast to [2,4]}}
+  %0 = pd.broadcast_to %x : tensor<3xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// Tests that batched matmul needs operands of one rank >= 3.
+func.func @batch_rank(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{'pd.batch_matmul' op expects operands and result of one rank >= 3}}
+  %0 = pd.batch_matmul %a, %b : tensor<3x4xf32>, tensor<4x5xf32> -> tensor<3x5xf32>
   return
 }
 
@@ -45,9 +116,153 @@ func.func @batch(%a: tensor<2x3x4xf32>, %b: tensor<3x4x5xf32>) {
 
 // -----
 
-// Tests the contraction dimensions of batched matmul.
+// Tests that the contraction dimensions of batched matmul.
 func.func @batch_k(%a: tensor<2x3x4xf32>, %b: tensor<2x5x5xf32>) {
   // expected-error @+1 {{'pd.batch_matmul' op contraction dimensions differ: 4 vs 5}}
   %0 = pd.batch_matmul %a, %b : tensor<2x3x4xf32>, tensor<2x5x5xf32> -> tensor<2x3x5xf32>
+  return
+}
+
+// -----
+
+// Tests that the result matrices of batched matmul.
+func.func @batch_mn(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) {
+  // expected-error @+1 {{'pd.batch_matmul' op result matrices are not [3,5]}}
+  %0 = pd.batch_matmul %a, %b : tensor<2x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x5x3xf32>
+  return
+}
+
+// -----
+
+// Tests that slice starts and steps have the input's rank.
+func.func @slice_rank(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'pd.slice' op starts, steps and result need the input's rank 2}}
+  %0 = pd.slice %x {starts = array<i64: 0>, steps = array<i64: 1>} : tensor<4x6xf32> -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+// Tests that a slice window stays inside the input (negative step).
+func.func @slice_window(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'pd.slice' op dimension 1: the window start 2, step -1, size 4 leaves the input of size 6}}
+  %0 = pd.slice %x {starts = array<i64: 0, 2>, steps = array<i64: 1, -1>} : tensor<4x6xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// Tests that slice steps are non-zero.
+func.func @slice_step(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'pd.slice' op dimension 0: the window start 0, step 0, size 1 leaves the input of size 4}}
+  %0 = pd.slice %x {starts = array<i64: 0, 0>, steps = array<i64: 0, 1>} : tensor<4x6xf32> -> tensor<1x6xf32>
+  return
+}
+
+// -----
+
+// Tests that slice keeps the element type.
+func.func @slice_type(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'pd.slice' op input and result element types differ}}
+  %0 = pd.slice %x {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<4x6xf32> -> tensor<4x6xi64>
+  return
+}
+
+// -----
+
+// Tests that the window of a slice gradient stays inside its result.
+func.func @slice_grad(%g: tensor<4x3xf32>) {
+  // expected-error @+1 {{'pd.slice_grad' op dimension 1: the window start 4, step 1, size 3 leaves the input of size 6}}
+  %0 = pd.slice_grad %g {starts = array<i64: 0, 4>, steps = array<i64: 1, 1>} : tensor<4x3xf32> -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+// Tests that the concat axis is a dimension of the result.
+func.func @concat_axis(%a: tensor<2x4xf32>) {
+  // expected-error @+1 {{'pd.concat' op axis 2 is out of range}}
+  %0 = pd.concat %a, %a {axis = 2 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+// Tests that concat inputs have the result's rank.
+func.func @concat_rank(%a: tensor<2x4xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'pd.concat' op inputs must have the result's rank}}
+  %0 = pd.concat %a, %b {axis = 1 : i64} : (tensor<2x4xf32>, tensor<8xf32>) -> tensor<2x12xf32>
+  return
+}
+
+// -----
+
+// Tests that concat inputs agree off the axis.
+func.func @concat_shape(%a: tensor<2x4xf32>, %b: tensor<3x4xf32>) {
+  // expected-error @+1 {{'pd.concat' op input shape [3,4] differs from [2,8] off the concatenation axis}}
+  %0 = pd.concat %a, %b {axis = 1 : i64} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+// Tests that concat inputs add up to the result.
+func.func @concat_sum(%a: tensor<2x4xf32>) {
+  // expected-error @+1 {{'pd.concat' op inputs add up to 8 along axis 1, not 9}}
+  %0 = pd.concat %a, %a {axis = 1 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x9xf32>
+  return
+}
+
+// -----
+
+// Tests that equal compares operands of one element type.
+func.func @equal_type(%a: tensor<4xf32>, %b: tensor<4xi64>) {
+  // expected-error @+1 {{'pd.equal' op operand element types differ}}
+  %0 = pd.equal %a, %b : tensor<4xf32>, tensor<4xi64> -> tensor<4xi1>
+  return
+}
+
+// -----
+
+// Tests that the result of equal is the broadcast shape.
+func.func @equal_shape(%a: tensor<4xf32>, %b: tensor<2x1xf32>) {
+  // expected-error @+1 {{'pd.equal' op result shape [4] is not the broadcast of the operand shapes}}
+  %0 = pd.equal %a, %b : tensor<4xf32>, tensor<2x1xf32> -> tensor<4xi1>
+  return
+}
+
+// -----
+
+// Tests that cast keeps the shape.
+func.func @cast(%a: tensor<4xi64>) {
+  // expected-error @+1 {{'pd.cast' op input and result shapes differ}}
+  %0 = pd.cast %a : tensor<4xi64> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+// Tests that the result of where is the broadcast shape.
+func.func @where(%c: tensor<2x1xi1>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{'pd.where' op result shape [4] is not the broadcast of the operand shapes}}
+  %0 = pd.where %c, %a, %a : tensor<2x1xi1>, tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that where_grad has the gradient's type.
+func.func @where_grad_type(%g: tensor<2x4xf32>, %c: tensor<4xi1>) {
+  // expected-error @+1 {{'pd.where_grad' op result type differs from the gradient's}}
+  %0 = pd.where_grad %g, %c : tensor<2x4xf32>, tensor<4xi1> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that the where_grad condition broadcasts to the gradient.
+func.func @where_grad_cond(%g: tensor<2x4xf32>, %c: tensor<3x4xi1>) {
+  // expected-error @+1 {{'pd.where_grad' op condition shape [3,4] does not broadcast to [2,4]}}
+  %0 = pd.where_grad %g, %c : tensor<2x4xf32>, tensor<3x4xi1> -> tensor<2x4xf32>
   return
 }

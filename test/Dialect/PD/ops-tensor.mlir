@@ -12,7 +12,31 @@ func.func @tensor(%x: tensor<2x3x4xf32>, %t: tensor<7x4xf32>, %i: tensor<2x3xi64
   %g = pd.gather %t, %i : tensor<7x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>
   // CHECK: pd.gather_grad %{{.+}}, %{{.+}} : tensor<2x3x4xf32>, tensor<2x3xi64> -> tensor<7x4xf32>
   %gg = pd.gather_grad %g, %i : tensor<2x3x4xf32>, tensor<2x3xi64> -> tensor<7x4xf32>
+  // CHECK: pd.gather %{{.+}}, %{{.+}} {axis = 1 : i64} : tensor<2x3x4xf32>, tensor<2x3xi64> -> tensor<2x2x3x4xf32>
+  %ga = pd.gather %x, %i {axis = 1 : i64} : tensor<2x3x4xf32>, tensor<2x3xi64> -> tensor<2x2x3x4xf32>
+  // CHECK: pd.gather_grad %{{.+}}, %{{.+}} {axis = 1 : i64} : tensor<2x2x3x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>
+  %gga = pd.gather_grad %ga, %i {axis = 1 : i64} : tensor<2x2x3x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>
+  // CHECK: pd.broadcast_to %{{.+}} : tensor<7x4xf32> -> tensor<2x7x4xf32>
+  %b = pd.broadcast_to %t : tensor<7x4xf32> -> tensor<2x7x4xf32>
   // CHECK: pd.batch_matmul %{{.+}}, %{{.+}} {transpose_rhs} : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x3xf32>
   %bm = pd.batch_matmul %x, %x {transpose_rhs} : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x3xf32>
+  // CHECK: pd.slice %{{.+}} {starts = array<i64: 1, 2, 0>, steps = array<i64: 1, -2, 3>} : tensor<2x3x4xf32> -> tensor<1x2x2xf32>
+  %s = pd.slice %x {starts = array<i64: 1, 2, 0>, steps = array<i64: 1, -2, 3>} : tensor<2x3x4xf32> -> tensor<1x2x2xf32>
+  // CHECK: pd.slice_grad %{{.+}} {starts = array<i64: 1, 2, 0>, steps = array<i64: 1, -2, 3>} : tensor<1x2x2xf32> -> tensor<2x3x4xf32>
+  %sg = pd.slice_grad %s {starts = array<i64: 1, 2, 0>, steps = array<i64: 1, -2, 3>} : tensor<1x2x2xf32> -> tensor<2x3x4xf32>
+  // CHECK: pd.concat %{{.+}}, %{{.+}} {axis = 0 : i64} : (tensor<6x4xf32>, tensor<7x4xf32>) -> tensor<13x4xf32>
+  %c = pd.concat %r, %t {axis = 0 : i64} : (tensor<6x4xf32>, tensor<7x4xf32>) -> tensor<13x4xf32>
+  // CHECK: pd.equal %{{.+}}, %{{.+}} : tensor<2x3xi64>, tensor<i64> -> tensor<2x3xi1>
+  %zero = pd.constant dense<0> : tensor<i64>
+  %m = pd.equal %i, %zero : tensor<2x3xi64>, tensor<i64> -> tensor<2x3xi1>
+  // CHECK: pd.cast %{{.+}} : tensor<2x3xi64> -> tensor<2x3xf32>
+  %f = pd.cast %i : tensor<2x3xi64> -> tensor<2x3xf32>
+  // CHECK: pd.where %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x3x1xi1>, tensor<2x3x1xf32>, tensor<1x4xf32> -> tensor<2x3x4xf32>
+  %cond = pd.reshape %m : tensor<2x3xi1> -> tensor<2x3x1xi1>
+  %row = pd.slice %t {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<7x4xf32> -> tensor<1x4xf32>
+  %fr = pd.reshape %f : tensor<2x3xf32> -> tensor<2x3x1xf32>
+  %w = pd.where %cond, %fr, %row : tensor<2x3x1xi1>, tensor<2x3x1xf32>, tensor<1x4xf32> -> tensor<2x3x4xf32>
+  // CHECK: pd.where_grad %{{.+}}, %{{.+}} {negate} : tensor<2x3x4xf32>, tensor<2x3x1xi1> -> tensor<2x3x4xf32>
+  %wg = pd.where_grad %w, %cond {negate} : tensor<2x3x4xf32>, tensor<2x3x1xi1> -> tensor<2x3x4xf32>
   return
 }

@@ -1,6 +1,9 @@
 """Interpreters of the ONNX tensor ops (see __init__.py for the op signature)."""
+import math
+
 import torch
 import torch.nn.functional as F
+from onnx import numpy_helper
 
 from . import register
 
@@ -64,6 +67,17 @@ def gather(inputs, attrs, ctx):
     return out.reshape(shape)
 
 
+def _slice_indices(start, end, step, dim):
+    """The indices ONNX Slice selects on one axis (negative steps too)."""
+    start = start + dim if start < 0 else start
+    end = end + dim if end < 0 else end
+    if step > 0:
+        start, end = min(max(start, 0), dim), min(max(end, 0), dim)
+    else:
+        start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
+    return list(range(start, end, step))
+
+
 @register("Slice")
 def slice_(inputs, attrs, ctx):
     x = inputs[0]
@@ -76,11 +90,12 @@ def slice_(inputs, attrs, ctx):
             else list(range(len(starts)))
         steps = inputs[4].tolist() if len(inputs) > 4 and inputs[4] is not None \
             else None
-    index = [slice(None)] * x.dim()
     for j, axis in enumerate(axes):
-        step = steps[j] if steps else 1
-        index[axis % x.dim()] = slice(int(starts[j]), int(ends[j]), int(step))
-    return x[tuple(index)]
+        axis = int(axis) % x.dim()
+        step = int(steps[j]) if steps else 1
+        idx = _slice_indices(int(starts[j]), int(ends[j]), step, x.shape[axis])
+        x = torch.index_select(x, axis, torch.tensor(idx, dtype=torch.int64))
+    return x
 
 
 @register("Split")
@@ -89,7 +104,7 @@ def split(inputs, attrs, ctx):
     sizes = attrs.get("split") if ctx.opset < 13 else (
         inputs[1].tolist() if len(inputs) > 1 and inputs[1] is not None else None)
     if not sizes:
-        n = len(ctx.node.output)
+        n = attrs.get("num_outputs", len(ctx.node.output))
         chunk = -(-x.shape[axis] // n)
         sizes = [min(chunk, x.shape[axis] - i * chunk) for i in range(n)]
     return tuple(torch.split(x, [int(s) for s in sizes], dim=axis))
@@ -113,6 +128,40 @@ def cast(inputs, attrs, ctx):
 
 
 register("Equal")(lambda i, a, c: i[0] == i[1])
+register("Not")(lambda i, a, c: torch.logical_not(i[0]))
+
+
+@register("Shape")
+def shape(inputs, attrs, ctx):
+    dims = list(inputs[0].shape)
+    start, end = attrs.get("start", 0), attrs.get("end", len(dims))
+    return torch.tensor(dims[slice(start, end)], dtype=torch.int64)
+
+
+register("Size")(lambda i, a, c: torch.tensor(i[0].numel(), dtype=torch.int64))
+
+
+@register("Range")
+def range_(inputs, attrs, ctx):
+    start, limit, delta = inputs
+    n = max(int(math.ceil((float(limit) - float(start)) / float(delta))), 0)
+    return start + torch.arange(n, dtype=start.dtype) * delta
+
+
+@register("ConstantOfShape")
+def constant_of_shape(inputs, attrs, ctx):
+    value = attrs.get("value")
+    fill = (torch.from_numpy(numpy_helper.to_array(value).copy()).reshape(())
+            if value is not None else torch.tensor(0.0))
+    return torch.full([int(d) for d in inputs[0].tolist()], fill.item(),
+                      dtype=fill.dtype)
+
+
+@register("Expand")
+def expand(inputs, attrs, ctx):
+    x, spec = inputs[0], [int(d) for d in inputs[1].tolist()]
+    shape = torch.broadcast_shapes(tuple(x.shape), tuple(spec))
+    return x.expand(shape).clone()
 register("Where")(lambda i, a, c: torch.where(i[0].bool(), i[1], i[2]))
 
 
