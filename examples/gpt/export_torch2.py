@@ -60,7 +60,7 @@ def main():
     model = gpt.build_model(a)
     model.train(not a.eval)
     idx = torch.zeros(a.batch, a.seq, dtype=torch.long)
-    torch.onnx.export(model, (idx, idx), a.out, opset_version=a.opset,
+    torch.onnx.export(model, (idx, idx.clone()), a.out, opset_version=a.opset,
                       input_names=["idx", "targets"], output_names=["loss"],
                       external_data=False, optimize=not a.no_optimize,
                       verbose=False)

@@ -2,8 +2,9 @@
 //
 // sgd: w -= lr*g. momentum: v = mu*v + g; w -= lr*v. adam: moments, bias
 // correction with the 1-based step, w -= lr*mhat/(sqrt(vhat)+eps), with L2
-// weight decay folded into g; adamw decays w by lr*wd first. Weight decay
-// for sgd/momentum follows PyTorch SGD (g += wd*w).
+// weight decay folded into g; adamw scales w by (1 - lr*wd) first. Weight decay
+// for sgd/momentum follows PyTorch SGD (g += wd*w); every decay term is
+// skipped when wd is 0, as PyTorch does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,8 +20,9 @@ void sgdStep(const OptimizerConfig &c, const float *wIn, float *wOut,
              const float *g, float *v, int64_t n, bool momentum) {
   const float lr = (float)c.lr, wd = (float)c.weightDecay, mu = (float)c.momentum;
   for (int64_t i = 0; i < n; ++i) {
-    float w = wIn[i];
-    float gi = g[i] + wd * w;
+    float w = wIn[i], gi = g[i];
+    if (wd != 0.0f) // PyTorch skips the term at 0 (0*inf would be NaN).
+      gi += wd * w;
     if (momentum) {
       v[i] = mu * v[i] + gi;
       gi = v[i];
@@ -39,12 +41,13 @@ void adamStep(const OptimizerConfig &c, const float *wIn, float *wOut,
   const double bc1 = 1.0 - std::pow(c.beta1, (double)step);
   const double bc2 = 1.0 - std::pow(c.beta2, (double)step);
   const float sqrtBc2 = (float)std::sqrt(bc2), stepSize = (float)(c.lr / bc1);
-  const float decay = (float)(c.lr * c.weightDecay);
+  const float keep = (float)(1.0 - c.lr * c.weightDecay); // AdamW: w *= keep
+  const bool decay = c.weightDecay != 0.0;
   for (int64_t i = 0; i < n; ++i) {
     float w = wIn[i], gi = g[i];
-    if (decoupled)
-      w -= decay * w;
-    else
+    if (decoupled && decay)
+      w *= keep;
+    else if (decay)
       gi += wd * w;
     m1[i] = b1 * m1[i] + oneMinusB1 * gi;
     m2[i] = b2 * m2[i] + oneMinusB2 * gi * gi;
