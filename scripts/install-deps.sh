@@ -14,6 +14,8 @@ PKGS=(
   libopenblas-dev libopenmpi-dev openmpi-bin nlohmann-json3-dev
   # tests
   libgtest-dev python3-numpy python3-onnx python3-torch libonnx-testdata
+  # the PyPI venv of today's exporter (scripts/setup-venv.sh)
+  python3-venv
 )
 
 missing=()

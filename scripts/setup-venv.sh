@@ -2,7 +2,7 @@
 # Creates the Python venv of today's exporter (torch 2.x, onnx, onnxscript,
 # onnxruntime from PyPI) used by the optional tests gated on the lit feature
 # `pdc-venv` (test/lit.cfg.py). Debian's torch 1.13 stays the core oracle;
-# nothing in CI needs this venv.
+# scripts/test.sh (and so CI) creates it while the build runs.
 #
 # Idempotent: an existing venv whose packages import is left alone.
 # Location: $PDC_VENV, else ~/.cache/pdc-venv. Prints the time each step took.
