@@ -9,6 +9,7 @@
 
 #include "exec/context.h"
 #include "pdrt/pdrt_numerics.h"
+#include "strided_runs.h"
 
 #include <cstring>
 
@@ -37,19 +38,10 @@ void binaryRow(const float *a, const float *b, float *out, int64_t n,
 
 template <int Op>
 void binaryAll(const float *a, const float *b, float *out, const int64_t *desc) {
-  int64_t rank = desc[0];
-  int64_t inner = rank ? desc[rank] : 1;
-  // Innermost strides: a_strides[rank-1] and b_strides[rank-1].
-  int64_t sa = rank ? desc[2 * rank] : 0;
-  int64_t sb = rank ? desc[3 * rank] : 0;
-  int64_t total = pdrt_desc_numel(desc);
-  if (inner == 0 || total == 0)
-    return;
-  for (int64_t row = 0; row < total / inner; ++row) {
-    int64_t oa, ob;
-    pdrt_desc_offsets(desc, row * inner, &oa, &ob);
-    binaryRow<Op>(a + oa, b + ob, out + row * inner, inner, sa, sb);
-  }
+  pdrt::forEachRun<2>(desc, [&](const pdrt::StridedRun<2> &run) {
+    binaryRow<Op>(a + run.offset[0], b + run.offset[1], out + run.linear,
+                  run.count, run.stride[0], run.stride[1]);
+  });
 }
 
 } // namespace

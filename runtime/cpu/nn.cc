@@ -7,6 +7,7 @@
 #include "exec/context.h"
 #include "pdrt/pdrt.h"
 #include "pdrt/pdrt_numerics.h"
+#include "strided_runs.h"
 
 #include <cmath>
 #include <vector>
@@ -81,12 +82,16 @@ extern "C" void pdrt_broadcast(pdrt_ctx *ctx, const float *x, float *y,
                                const int64_t *desc) {
   if (pdrt::hasError(ctx))
     return;
-  int64_t total = pdrt_desc_numel(desc);
-  for (int64_t i = 0; i < total; ++i) {
-    int64_t offset;
-    pdrt_desc_offsets(desc, i, &offset, nullptr);
-    y[i] = x[offset];
+  if (desc[0] < 0 || desc[0] > PDRT_MAX_RANK) {
+    pdrt::setError(ctx, pdrt::format("pdrt_broadcast: bad rank %lld", (long long)desc[0]));
+    return;
   }
+  pdrt::forEachRun<1>(desc, [&](const pdrt::StridedRun<1> &run) {
+    const float *s = x + run.offset[0];
+    float *d = y + run.linear;
+    for (int64_t j = 0; j < run.count; ++j)
+      d[j] = s[j * run.stride[0]];
+  });
 }
 
 //===----------------------------------------------------------------------===//

@@ -10,32 +10,70 @@
 #include "exec/context.h"
 #include "pdrt/pdrt.h"
 #include "pdrt/pdrt_tensor_numerics.h"
+#include "strided_runs.h"
 
 #include <cstring>
 #include <string>
 
+namespace {
+/// Records an error and returns false when desc's rank exceeds what the
+/// strided walkers support.
+bool checkRank(pdrt_ctx *ctx, const char *kernel, const int64_t *desc) {
+  if (desc[0] >= 0 && desc[0] <= PDRT_MAX_RANK)
+    return true;
+  pdrt::setError(ctx, std::string(kernel) + ": rank " + std::to_string(desc[0]) +
+                          " exceeds " + std::to_string(PDRT_MAX_RANK));
+  return false;
+}
+
+/// Copies one strided run of elements of type T to a dense destination.
+template <typename T>
+void copyRun(const char *src, char *dst, const pdrt::StridedRun<1> &run) {
+  const T *s = reinterpret_cast<const T *>(src) + run.offset[0];
+  T *d = reinterpret_cast<T *>(dst) + run.linear;
+  for (int64_t j = 0; j < run.count; ++j)
+    d[j] = s[j * run.stride[0]];
+}
+} // namespace
+
 extern "C" void pdrt_permute(pdrt_ctx *ctx, const void *x, void *y,
                              const int64_t *desc, int64_t elem_size) {
-  if (pdrt::hasError(ctx))
+  if (pdrt::hasError(ctx) || !checkRank(ctx, "pdrt_permute", desc))
     return;
-  int64_t total = pdrt_desc_numel(desc);
   const char *src = static_cast<const char *>(x);
   char *dst = static_cast<char *>(y);
-  for (int64_t i = 0; i < total; ++i)
-    std::memcpy(dst + i * elem_size,
-                src + pdrt_desc_offset(desc, i, 0) * elem_size, elem_size);
+  pdrt::forEachRun<1>(desc, [&](const pdrt::StridedRun<1> &run) {
+    if (run.stride[0] == 1) {
+      std::memcpy(dst + run.linear * elem_size, src + run.offset[0] * elem_size,
+                  run.count * elem_size);
+      return;
+    }
+    switch (elem_size) {
+    case 4: return copyRun<uint32_t>(src, dst, run);
+    case 8: return copyRun<uint64_t>(src, dst, run);
+    case 1: return copyRun<uint8_t>(src, dst, run);
+    default:
+      for (int64_t j = 0; j < run.count; ++j)
+        std::memcpy(dst + (run.linear + j) * elem_size,
+                    src + (run.offset[0] + j * run.stride[0]) * elem_size,
+                    elem_size);
+    }
+  });
 }
 
 extern "C" void pdrt_scatter(pdrt_ctx *ctx, const float *x, float *y,
                              int64_t y_numel, int64_t base, const int64_t *desc,
                              int32_t zero_first) {
-  if (pdrt::hasError(ctx))
+  if (pdrt::hasError(ctx) || !checkRank(ctx, "pdrt_scatter", desc))
     return;
   if (zero_first)
     std::memset(y, 0, sizeof(float) * y_numel);
-  int64_t total = pdrt_desc_numel(desc);
-  for (int64_t i = 0; i < total; ++i)
-    y[base + pdrt_desc_offset(desc, i, 0)] = x[i];
+  pdrt::forEachRun<1>(desc, [&](const pdrt::StridedRun<1> &run) {
+    float *d = y + base + run.offset[0];
+    const float *s = x + run.linear;
+    for (int64_t j = 0; j < run.count; ++j)
+      d[j * run.stride[0]] = s[j];
+  });
 }
 
 namespace {
@@ -97,23 +135,28 @@ extern "C" void pdrt_batch_matmul(pdrt_ctx *ctx, const float *a, const float *b,
 
 extern "C" void pdrt_where(pdrt_ctx *ctx, const uint8_t *cond, const float *a,
                            const float *b, float *out, const int64_t *desc) {
-  if (pdrt::hasError(ctx))
+  if (pdrt::hasError(ctx) || !checkRank(ctx, "pdrt_where", desc))
     return;
-  int64_t total = pdrt_desc_numel(desc);
-  for (int64_t i = 0; i < total; ++i)
-    out[i] = cond[pdrt_desc_offset(desc, i, 0)]
-                 ? a[pdrt_desc_offset(desc, i, 1)]
-                 : b[pdrt_desc_offset(desc, i, 2)];
+  pdrt::forEachRun<3>(desc, [&](const pdrt::StridedRun<3> &run) {
+    const uint8_t *c = cond + run.offset[0];
+    const float *ar = a + run.offset[1], *br = b + run.offset[2];
+    float *o = out + run.linear;
+    for (int64_t j = 0; j < run.count; ++j)
+      o[j] = c[j * run.stride[0]] ? ar[j * run.stride[1]] : br[j * run.stride[2]];
+  });
 }
 
 extern "C" void pdrt_where_grad(pdrt_ctx *ctx, const float *dy,
                                 const uint8_t *cond, float *dx,
                                 const int64_t *desc, int32_t negate) {
-  if (pdrt::hasError(ctx))
+  if (pdrt::hasError(ctx) || !checkRank(ctx, "pdrt_where_grad", desc))
     return;
-  int64_t total = pdrt_desc_numel(desc);
-  for (int64_t i = 0; i < total; ++i) {
-    bool take = (cond[pdrt_desc_offset(desc, i, 0)] != 0) != (negate != 0);
-    dx[i] = take ? dy[i] : 0.0f;
-  }
+  const bool flip = negate != 0;
+  pdrt::forEachRun<1>(desc, [&](const pdrt::StridedRun<1> &run) {
+    const uint8_t *c = cond + run.offset[0];
+    for (int64_t j = 0; j < run.count; ++j) {
+      int64_t i = run.linear + j;
+      dx[i] = ((c[j * run.stride[0]] != 0) != flip) ? dy[i] : 0.0f;
+    }
+  });
 }

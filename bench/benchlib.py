@@ -1,0 +1,128 @@
+"""Shared pieces of the pdc-vs-PyTorch benchmarks (bench/*_vs_torch.py).
+
+Runs pdc plans and reads their per-step times, times PyTorch eager training
+of the same nn.Module, and prints the comparison table. Not a test.
+"""
+import os
+import re
+import statistics
+import subprocess
+import time
+
+import torch
+
+SRC_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STEP_MS_RE = re.compile(r"^step (\d+) loss \S+.*?ms/step (\S+)", re.M)
+STEP_RE = re.compile(r"^step (\d+) loss ", re.M)
+OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
+
+
+def add_common_args(p, microbatch, microbatches, optimizer, lr):
+    """Options every benchmark takes (plan shape, optimizer, timing)."""
+    p.add_argument("--pdc", default=os.path.join(SRC_ROOT, "build", "bin", "pdc"))
+    p.add_argument("--microbatch", type=int, default=microbatch, help="b")
+    p.add_argument("--microbatches", type=int, default=microbatches, help="m (>= 2)")
+    p.add_argument("--stages", default="1,2", help="pipeline depths to time")
+    p.add_argument("--schedule", default="2bw", choices=("2bw", "flush", "gpipe"))
+    p.add_argument("--optimizer", default=optimizer, choices=OPTIMIZERS)
+    p.add_argument("--lr", type=float, default=lr)
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--warmup", type=int, default=5, help="steps left out of medians")
+    p.add_argument("--threads", type=int, default=1,
+                   help="threads per process: torch, OpenBLAS and OpenMP")
+    p.add_argument("--work-dir", help="keep model, data and plans here")
+
+
+def child_env(threads):
+    """Environment for pdc ranks: fixed thread counts, mpirun as root allowed."""
+    env = dict(os.environ)
+    env.update(OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    return env
+
+
+def run_checked(cmd, env):
+    """Run cmd; return its stdout, or exit with its stderr if it fails."""
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    except OSError as err:
+        raise SystemExit(f"{cmd[0]}: {err}")
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited with {proc.returncode}:\n"
+                         f"{proc.stdout}{proc.stderr}")
+    return proc.stdout
+
+
+def time_pdc(args, model_path, data_dir, work_dir, stages, extra=()):
+    """Compile and run a plan with `stages` stages; return (s/step, how measured)."""
+    plan_dir = os.path.join(work_dir, f"plan-d{stages}")
+    env = child_env(args.threads)
+    run_checked([args.pdc, model_path, "-o", plan_dir, "--stages", str(stages),
+                 "--replicas", "1", "--microbatch", str(args.microbatch),
+                 "--microbatches", str(args.microbatches),
+                 "--schedule", args.schedule, "--optimizer", args.optimizer,
+                 "--lr", repr(args.lr), *extra], env)
+    start = time.perf_counter()
+    out = run_checked([os.path.join(plan_dir, "run"), "--steps", str(args.steps),
+                       "--data", data_dir, "--log-every", "1"], env)
+    wall = time.perf_counter() - start
+    per_step = [float(ms) / 1e3 for step, ms in STEP_MS_RE.findall(out)
+                if int(step) > args.warmup]
+    if per_step:
+        return statistics.median(per_step), "ms/step printed by run"
+    steps = len(STEP_RE.findall(out)) or args.steps
+    return wall / steps, "wall clock incl. launch (run printed no ms/step)"
+
+
+def torch_optimizer(args, params):
+    """The torch.optim optimizer matching --optimizer (default hyperparameters)."""
+    if args.optimizer in ("sgd", "momentum"):
+        return torch.optim.SGD(params, lr=args.lr,
+                               momentum=0.9 if args.optimizer == "momentum" else 0.0)
+    cls = torch.optim.Adam if args.optimizer == "adam" else torch.optim.AdamW
+    return cls(params, lr=args.lr)
+
+
+def time_torch(args, model, batches):
+    """Train model eagerly, one global batch per step from batches(step) (a tuple
+    of forward arguments); return the median seconds per step."""
+    torch.set_num_threads(args.threads)
+    model.train()
+    optimizer = torch_optimizer(args, model.parameters())
+    times = []
+    for step in range(args.steps):
+        inputs = batches(step)
+        start = time.perf_counter()
+        optimizer.zero_grad()
+        model(*inputs).backward()
+        optimizer.step()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times[args.warmup:])
+
+
+def blas_in_use():
+    """The shared library behind libblas.so.3 (what torch 1.13 calls on Debian)."""
+    return os.path.realpath("/etc/alternatives/libblas.so.3-x86_64-linux-gnu")
+
+
+def report(args, batch, torch_s, pdc_times):
+    """Print step times, throughput and the ratios against torch and the ideal.
+
+    pdc_times: [(stages, seconds, how)], stage counts ascending."""
+    rows = [("torch eager", torch_s, "median")]
+    rows += [(f"pdc d={d}", s, how) for d, s, how in pdc_times]
+    for name, sec, how in rows:
+        print(f"{name:12s} {sec * 1e3:9.2f} ms/step {batch / sec:10.1f} samples/s ({how})")
+    d1, s1, _ = pdc_times[0]
+    print(f"ratio torch/pdc(d={d1}) step time: {torch_s / s1:.2f}  (>1: pdc faster)")
+    for d, s, _ in pdc_times[1:]:
+        print(f"ratio pdc d={d} / d={d1} throughput: {s1 / s:.2f}  "
+              f"(ideal {d / d1:.0f}: {d} processes vs {d1})")
+    print(f"work dir: {args.work_dir}")
+
+
+def prepare_env(args):
+    """Pin this process's thread counts to --threads."""
+    os.environ.update(OPENBLAS_NUM_THREADS=str(args.threads),
+                      OMP_NUM_THREADS=str(args.threads))
