@@ -9,7 +9,29 @@ import statistics
 import subprocess
 import time
 
-import torch
+
+
+def blas_core_for_this_cpu():
+    """The OpenBLAS kernel family plan/run selects when OpenBLAS 0.3.21 would
+    fall back to Prescott (SSE3) on this CPU: SkylakeX with AVX-512, else
+    Haswell with AVX2, else None (leave OpenBLAS's own choice)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line for line in f if line.startswith("flags")), "").split()
+    except OSError:
+        return None
+    if "avx512f" in flags:
+        return "SkylakeX"
+    return "Haswell" if "avx2" in flags else None
+
+
+# torch 1.13 on Debian calls the same OpenBLAS through libblas.so.3; give it
+# the kernels pdc's ranks get (the variable is read when OpenBLAS loads, so
+# before torch is imported).
+if "OPENBLAS_CORETYPE" not in os.environ and blas_core_for_this_cpu():
+    os.environ["OPENBLAS_CORETYPE"] = blas_core_for_this_cpu()
+
+import torch  # noqa: E402
 
 SRC_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEP_MS_RE = re.compile(r"^step (\d+) loss \S+.*?ms/step (\S+)", re.M)
@@ -103,7 +125,8 @@ def time_torch(args, model, batches):
 
 def blas_in_use():
     """The shared library behind libblas.so.3 (what torch 1.13 calls on Debian)."""
-    return os.path.realpath("/etc/alternatives/libblas.so.3-x86_64-linux-gnu")
+    path = os.path.realpath("/etc/alternatives/libblas.so.3-x86_64-linux-gnu")
+    return f"{path} (OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', 'auto')})"
 
 
 def report(args, batch, torch_s, pdc_times):
