@@ -13,6 +13,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -37,23 +38,36 @@ float *colBuffer(size_t n) {
   return buffer.data();
 }
 
-/// Calls fn(input offset, column offset) for every im2col element of `row`
-/// whose kernel tap reads the input (padding taps are skipped): the offset
-/// within one image's channel group and the position oy * ow + ox.
+/// The output columns [*ox0, *ox1) whose input column ox * sw + offset lies
+/// in [0, w).
+void validColumns(const pdrt_conv_geom &g, int64_t offset, int64_t *ox0,
+                  int64_t *ox1) {
+  // ox * sw + offset >= 0  <=>  ox >= ceil(-offset / sw).
+  int64_t first = offset >= 0 ? 0 : (-offset + g.sw - 1) / g.sw;
+  // ox * sw + offset <= w - 1  <=>  ox <= floor((w - 1 - offset) / sw).
+  int64_t last = g.w - 1 - offset < 0 ? -1 : (g.w - 1 - offset) / g.sw;
+  *ox0 = first;
+  *ox1 = std::max(first, std::min(g.ow, last + 1));
+}
+
+/// Calls fn(input offset, column offset, count, input stride) for every run
+/// of im2col row `row` whose kernel taps read the input (padding taps are
+/// skipped): offsets within one image's channel group and the position
+/// oy * ow + ox; consecutive columns read inputs `input stride` apart.
 template <typename Fn>
-void forEachTap(const pdrt_conv_geom &g, int64_t row, Fn fn) {
+void forEachTapRun(const pdrt_conv_geom &g, int64_t row, Fn fn) {
   int64_t ci, ky, kx;
   pdrt_conv_col_decode(&g, row, &ci, &ky, &kx);
+  int64_t ox0, ox1;
+  validColumns(g, pdrt_conv_in_x(&g, 0, kx), &ox0, &ox1);
+  if (ox0 >= ox1)
+    return;
   for (int64_t oy = 0; oy < g.oh; ++oy) {
     int64_t iy = pdrt_conv_in_y(&g, oy, ky);
     if (iy < 0 || iy >= g.h)
       continue;
-    int64_t base = (ci * g.h + iy) * g.w;
-    for (int64_t ox = 0; ox < g.ow; ++ox) {
-      int64_t ix = pdrt_conv_in_x(&g, ox, kx);
-      if (ix >= 0 && ix < g.w)
-        fn(base + ix, oy * g.ow + ox);
-    }
+    int64_t src = (ci * g.h + iy) * g.w + pdrt_conv_in_x(&g, ox0, kx);
+    fn(src, oy * g.ow + ox0, ox1 - ox0, g.sw);
   }
 }
 
@@ -64,7 +78,14 @@ void im2col(const pdrt_conv_geom &g, const float *x, float *col) {
   std::memset(col, 0, sizeof(float) * rows * plane);
   for (int64_t row = 0; row < rows; ++row) {
     float *dst = col + row * plane;
-    forEachTap(g, row, [&](int64_t src, int64_t at) { dst[at] = x[src]; });
+    forEachTapRun(g, row, [&](int64_t src, int64_t at, int64_t n, int64_t step) {
+      if (step == 1) {
+        std::memcpy(dst + at, x + src, sizeof(float) * n);
+        return;
+      }
+      for (int64_t j = 0; j < n; ++j)
+        dst[at + j] = x[src + j * step];
+    });
   }
 }
 
@@ -73,7 +94,10 @@ void col2im(const pdrt_conv_geom &g, const float *col, float *dx) {
   int64_t rows = pdrt_conv_col_rows(&g), plane = g.oh * g.ow;
   for (int64_t row = 0; row < rows; ++row) {
     const float *src = col + row * plane;
-    forEachTap(g, row, [&](int64_t dst, int64_t at) { dx[dst] += src[at]; });
+    forEachTapRun(g, row, [&](int64_t dst, int64_t at, int64_t n, int64_t step) {
+      for (int64_t j = 0; j < n; ++j)
+        dx[dst + j * step] += src[at + j];
+    });
   }
 }
 
@@ -257,18 +281,62 @@ template <typename Fn> void forEachWindow(const pdrt_conv_geom &g, Fn fn) {
            (plane * g.oh + oy) * g.ow + ox);
 }
 
-/// The offset (within its plane) of the first maximum of a window; -1 when
-/// the window holds no input element.
+/// The offset (within its plane) of the first maximum of a window (the
+/// last NaN if any, as in PyTorch); -1 when the window holds no input
+/// element.
 int64_t argmaxOf(const pdrt_conv_geom &g, const float *x,
                  const pdrt_pool_window &win) {
   int64_t best = -1;
-  for (int64_t y = win.y0; y < win.y1; ++y)
+  float top = 0.0f;
+  for (int64_t y = win.y0; y < win.y1; ++y) {
+    const float *row = x + y * g.w;
     for (int64_t xx = win.x0; xx < win.x1; ++xx) {
-      int64_t at = y * g.w + xx;
-      if (best < 0 || x[at] > x[best] || std::isnan(x[at]))
-        best = at;
+      // Branch-free: which element wins is data-dependent and unpredictable.
+      float v = row[xx];
+      bool take = (best < 0) | (v > top) | (v != v);
+      top = take ? v : top;
+      best = take ? y * g.w + xx : best;
     }
+  }
   return best;
+}
+
+/// Whether a pooling geometry is the common 2x2 window at stride 2 with
+/// every window inside the input (no padding reaches it).
+bool isPlain2x2(const pdrt_conv_geom &g) {
+  return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.pt == 0 &&
+         g.pl == 0 && 2 * g.oh <= g.h && 2 * g.ow <= g.w;
+}
+
+/// The argmax (0..3, row-major; the last NaN wins) of the 2x2 window whose
+/// rows start at r0 and r1, and its value.
+inline int argmax2x2(const float *r0, const float *r1, float &top) {
+  const float v[4] = {r0[0], r0[1], r1[0], r1[1]};
+  int best = 0;
+  top = v[0];
+  for (int k = 1; k < 4; ++k) {
+    bool take = (v[k] > top) | (v[k] != v[k]);
+    top = take ? v[k] : top;
+    best = take ? k : best;
+  }
+  return best;
+}
+
+/// Calls fn(plane, output index, input offset of the window's argmax within
+/// the plane, its value) for every output of a plain 2x2 pooling.
+template <typename Fn>
+void forEachArgmax2x2(const pdrt_conv_geom &g, const float *x, Fn fn) {
+  int64_t inPlane = g.h * g.w;
+  for (int64_t plane = 0; plane < g.n * g.c; ++plane)
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      const float *r0 = x + plane * inPlane + 2 * oy * g.w, *r1 = r0 + g.w;
+      int64_t out = (plane * g.oh + oy) * g.ow;
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        float top;
+        int k = argmax2x2(r0 + 2 * ox, r1 + 2 * ox, top);
+        fn(plane, out + ox, (2 * oy + (k >> 1)) * g.w + 2 * ox + (k & 1), top);
+      }
+    }
 }
 
 } // namespace
@@ -278,6 +346,10 @@ extern "C" void pdrt_max_pool2d(pdrt_ctx *ctx, const float *x, float *y,
   pdrt_conv_geom g = pdrt_conv_geom_from(desc);
   if (pdrt::hasError(ctx) || !validGeometry(ctx, "pdrt_max_pool2d", g))
     return;
+  if (isPlain2x2(g))
+    return forEachArgmax2x2(g, x, [&](int64_t, int64_t out, int64_t, float v) {
+      y[out] = v;
+    });
   int64_t inPlane = g.h * g.w;
   forEachWindow(g, [&](const pdrt_pool_window &win, int64_t plane,
                        int64_t out) {
@@ -295,6 +367,11 @@ extern "C" void pdrt_max_pool2d_grad(pdrt_ctx *ctx, const float *dy,
     return;
   int64_t inPlane = g.h * g.w;
   std::memset(dx, 0, sizeof(float) * g.n * g.c * inPlane);
+  if (isPlain2x2(g))
+    return forEachArgmax2x2(
+        g, x, [&](int64_t plane, int64_t out, int64_t at, float) {
+          dx[plane * inPlane + at] += dy[out];
+        });
   forEachWindow(g, [&](const pdrt_pool_window &win, int64_t plane,
                        int64_t out) {
     int64_t at = argmaxOf(g, x + plane * inPlane, win);

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <vector>
@@ -236,6 +237,40 @@ TEST(Pool, MaxPoolValuesAndGradient) {
   checkPool(makeDesc(2, 2, 5, 5, 2, 3, 3, 2, 2, {1, 1, 1, 1}, 1, 1, 2), true);
   checkPool(makeDesc(1, 2, 5, 4, 2, 2, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 2, 1),
             true);
+}
+
+TEST(Pool, Plain2x2MaxPoolMatchesNaiveWindows) {
+  // The 2x2 / stride 2 fast path (odd sizes drop the last row and column)
+  // against a naive scan, NaNs included (PyTorch: the last NaN wins).
+  std::vector<int64_t> d = makeDesc(2, 3, 7, 9, 3, 2, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 3);
+  const int64_t h = 7, w = 9, oh = d[7], ow = d[8];
+  std::vector<float> x = randomVector(2 * 3 * h * w, 11);
+  // Three NaNs in window (0, 1) of plane 0 (rows 0-1, columns 2-3).
+  x[3] = NAN;
+  x[w + 2] = NAN;
+  x[w + 3] = NAN;
+  std::vector<float> r = randomVector(2 * 3 * oh * ow, 12);
+  std::vector<float> y(r.size()), dx(x.size()), want(r.size()), wantDx(x.size());
+  for (int64_t p = 0; p < 2 * 3; ++p)
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        int64_t best = -1;
+        for (int64_t k = 0; k < 4; ++k) {
+          int64_t at = p * h * w + (2 * oy + k / 2) * w + 2 * ox + k % 2;
+          if (best < 0 || x[at] > x[best] || std::isnan(x[at]))
+            best = at;
+        }
+        int64_t out = (p * oh + oy) * ow + ox;
+        want[out] = x[best];
+        wantDx[best] += r[out];
+      }
+  pdrt_max_pool2d(nullptr, x.data(), y.data(), d.data());
+  pdrt_max_pool2d_grad(nullptr, r.data(), x.data(), dx.data(), d.data());
+  EXPECT_EQ(0, std::memcmp(y.data(), want.data(), y.size() * sizeof(float)));
+  EXPECT_EQ(dx, wantDx);
+  EXPECT_TRUE(std::isnan(y[1]));
+  EXPECT_EQ(dx[w + 3], r[1]);
+  checkPool(d, true);
 }
 
 TEST(Pool, AveragePoolDivisors) {
