@@ -21,8 +21,13 @@ the first microbatch of the given inputs (as many rows as the model's batch
 dimension); use --samples 0 to compare with autograd only.
 
 The checked error is max |g_pdc - g_ref| / max(max |g_ref|, 1e-3) per
-parameter, against FD (sampled elements) and autograd (all elements). The
-forward loss of pdc must match the float64 interpreter too.
+parameter, against FD (sampled elements) and autograd (all elements). A
+parameter whose autograd error exceeds --tol still passes when it is within
+twice the error of torch's own float32 autograd of the same graph (printed:
+gradients that are 0 in exact arithmetic, like a conv bias before
+BatchNorm, are float32 round-off). The forward loss of pdc must match the
+float64 interpreter too; the max relative error line counts such parameters
+at --tol.
 
 Runs only under Debian's /usr/bin/python3 (torch 1.13, onnx 1.12).
 """
@@ -116,6 +121,7 @@ def reference(model_path, data_dir, samples, seed):
     # buffers) get no gradient; pdc treats them as constants too.
     weights = {n: w for n, w in weights.items() if w.grad is not None}
     autograd = {n: w.grad.numpy() for n, w in weights.items()}
+    fp32 = float32_autograd(model_path, inputs, autograd)
     rng = np.random.default_rng(seed + 2)
     fd = {}
     with torch.no_grad():
@@ -134,7 +140,17 @@ def reference(model_path, data_dir, samples, seed):
                 flat[i] = old
                 values[int(i)] = (plus - minus) / (2 * h)
             fd[name] = values
-    return float(loss), autograd, fd
+    return float(loss), autograd, fd, fp32
+
+
+def float32_autograd(model_path, inputs, names):
+    """The same gradients from torch in float32: their distance to float64
+    is the round-off a float32 implementation cannot avoid (e.g. a conv
+    bias followed by BatchNorm has a true gradient of 0)."""
+    module = OnnxModule(model_path, dtype=torch.float32)
+    weights = {n: module.params[n].clone().requires_grad_(True) for n in names}
+    module.loss(weights, inputs).backward()
+    return {n: w.grad.numpy() for n, w in weights.items()}
 
 
 def rel_error(a, b):
@@ -171,8 +187,8 @@ def main():
             print(e.stdout or "", e.stderr or "", sep="\n")
             print("FAIL: pdc failed")
             return 1
-        ref_loss, autograd, fd = reference(model_path, data_dir, args.samples,
-                                           args.seed)
+        ref_loss, autograd, fd, fp32 = reference(model_path, data_dir,
+                                                 args.samples, args.seed)
     worst_fd = worst_ag = 0.0
     for name, g in sorted(autograd.items()):
         mine = grads[name].astype(np.float64)
@@ -180,9 +196,15 @@ def main():
         err_fd = rel_error(mine.reshape(-1)[idx],
                            np.array([fd[name][i] for i in idx])) if idx else 0.0
         err_ag = rel_error(mine, g)
-        worst_fd, worst_ag = max(worst_fd, err_fd), max(worst_ag, err_ag)
+        # Within twice torch's own float32 error counts as exact.
+        err_torch = rel_error(fp32[name].astype(np.float64), g)
+        note, counted = "", err_ag
+        if err_ag > args.tol and err_ag <= 2 * err_torch:
+            note = f" (float32 round-off: torch fp32 {err_torch:.2e})"
+            counted = args.tol
+        worst_fd, worst_ag = max(worst_fd, err_fd), max(worst_ag, counted)
         print(f"grad check: {name}: vs finite differences {err_fd:.2e}, "
-              f"vs autograd {err_ag:.2e}")
+              f"vs autograd {err_ag:.2e}{note}")
     loss_err = abs(loss - ref_loss) / max(abs(ref_loss), 1.0)
     print(f"grad check: loss {loss:.6g} vs {ref_loss:.6g} (error {loss_err:.1e})")
     print(f"grad check: max relative error {max(worst_fd, worst_ag):.2e} "
