@@ -2,7 +2,7 @@
 """Benchmark: pdc plans vs PyTorch 1.13 eager on the examples/gpt model.
 
 Exports the GPT (pre-LN blocks, causal attention, GELU MLP, tied LM head,
-cross-entropy; opset 17 with LayerNormalization) with examples/gpt/export.py
+cross-entropy; opset 17 with LayerNormalization, or --opset 13) with examples/gpt/export.py
 at the microbatch size, compiles it with pdc at each --stages depth (same
 microbatch b, m microbatches, global batch B = b*m), runs each plan and reads
 its per-step time, and times PyTorch eager training the same nn.Module on the
@@ -41,6 +41,8 @@ def parse_args(exporter):
     exporter.add_model_args(p)
     p.set_defaults(seq=64, vocab=512, layers=4, embd=256, heads=4, samples=512,
                    quiet=True)
+    p.add_argument("--opset", type=int, default=17, choices=range(13, 18),
+                   help="13: LayerNorm decomposed (fused back by pdc), 17: LayerNormalization")
     benchlib.add_common_args(p, microbatch=8, microbatches=4, optimizer="adam",
                              lr=3e-4)
     return p.parse_args()
@@ -53,7 +55,7 @@ def prepare(args, exporter, work_dir):
     model = exporter.build_model(args)
     path = os.path.join(work_dir, "gpt.onnx")
     idx = torch.zeros(args.batch, args.seq, dtype=torch.long)
-    torch.onnx.export(model, (idx, idx.clone()), path, opset_version=17,
+    torch.onnx.export(model, (idx, idx.clone()), path, opset_version=args.opset,
                       training=torch.onnx.TrainingMode.TRAINING,
                       do_constant_folding=False,
                       input_names=["idx", "targets"], output_names=["loss"])
@@ -77,7 +79,7 @@ def main():
         return idx[index], targets[index]
 
     params = sum(p.numel() for p in model.parameters())
-    print(f"GPT L={args.layers} d={args.embd} h={args.heads} T={args.seq} "
+    print(f"GPT opset {args.opset} L={args.layers} d={args.embd} h={args.heads} T={args.seq} "
           f"V={args.vocab} ({params / 1e6:.2f} M params), b={args.microbatch} "
           f"m={args.microbatches} B={batch}, {args.schedule}, {args.optimizer}, "
           f"{args.threads} thread(s) per process, BLAS {benchlib.blas_in_use()}")

@@ -10,6 +10,38 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseDecomposedOpsPass : Pass<"pd-fuse-decomposed-ops", "::mlir::ModuleOp"> {
+  let summary = "Replaces decomposed LayerNorm subgraphs by pd.layer_norm.";
+  let description = [{
+    ONNX exports before opset 17 spell LayerNorm out as ReduceMean, Sub,
+    Pow (or Mul), ReduceMean, Add epsilon, Sqrt, Div, then Mul by gamma and
+    Add beta. When every intermediate has no other user and the reduced
+    axes are the trailing ones, the chain becomes one pd.layer_norm (gamma
+    and beta are constant ones and zeros when the affine part is absent):
+    one kernel forward and backward instead of sixteen, and only x stashed
+    for the backward. Runs before pd-autodiff.
+
+    Before:
+    ```mlir
+    %s = pd.reduce_sum %x {axes = array<i64: 1>, keepdims} : ...
+    %m = pd.scale %s, 1.250000e-01 : tensor<4x1xf32>
+    %d = pd.sub %x, %m : ...
+    %q = pd.pow %d, 2.000000e+00 : tensor<4x8xf32>
+    %vs = pd.reduce_sum %q {axes = array<i64: 1>, keepdims} : ...
+    %v = pd.scale %vs, 1.250000e-01 : tensor<4x1xf32>
+    %e = pd.add %v, %eps : ...
+    %r = pd.sqrt %e : tensor<4x1xf32>
+    %n = pd.div %d, %r : ...
+    %y = pd.mul %n, %g : ...
+    %z = pd.add %y, %b : ...
+    ```
+    After:
+    ```mlir
+    %z = pd.layer_norm %x, %g, %b {axis = 1 : i64, epsilon = 9.99999974E-6 : f32} : ...
+    ```
+  }];
+}
+
 def AutodiffPass : Pass<"pd-autodiff", "::mlir::ModuleOp"> {
   let summary = "Appends the reverse-mode gradient of the loss to the model.";
   let description = [{

@@ -14,6 +14,9 @@ using namespace mlir;
 using namespace mlir::pd;
 
 void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
+  // Simplify the imported forward first: fused ops differentiate into
+  // fused gradient kernels and stash less.
+  pm.addPass(createFuseDecomposedOpsPass());
   // Forward + backward in one function, gradient ops tagged with the op
   // they differentiate, so partitioning can keep them together.
   pm.addPass(createAutodiffPass());

@@ -1,0 +1,218 @@
+//===- FuseDecomposedOps.cpp - Fuse decomposed LayerNorm --------*- C++ -*-===//
+//
+// pd-fuse-decomposed-ops: exporters before ONNX opset 17 (torch.onnx at
+// opset 13, the common case) spell LayerNorm out as
+//
+//   mean = ReduceMean(x, trailing axes); d = x - mean
+//   var = ReduceMean(d ^ 2 (or d * d)); n = d / Sqrt(var + eps)
+//   y = n * gamma + beta                (the affine part optional)
+//
+// which imports to nine pd ops whose backward needs seven more and stashes
+// four intermediate tensors per LayerNorm. This pass recognises the
+// pattern and replaces it by one pd.layer_norm (x, gamma, beta, axis, eps),
+// whose kernel computes the statistics in double and whose backward
+// recomputes them from x. The replacement is exact in real arithmetic;
+// only the last bits of float32 rounding differ.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/PD/IR/PDOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace mlir::pd {
+#define GEN_PASS_DEF_FUSEDECOMPOSEDOPSPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::pd
+
+using namespace mlir;
+using namespace mlir::pd;
+
+namespace {
+
+struct FuseDecomposedOpsPass
+    : public mlir::pd::impl::FuseDecomposedOpsPassBase<FuseDecomposedOpsPass> {
+  using FuseDecomposedOpsPassBase::FuseDecomposedOpsPassBase;
+  void runOnOperation() override;
+};
+
+/// The value of a one-element f32 pd.constant, if `v` is one.
+std::optional<float> scalarConstant(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  if (!c)
+    return std::nullopt;
+  auto attr = dyn_cast<DenseElementsAttr>(c.getValue());
+  if (!attr || attr.getNumElements() != 1 ||
+      !attr.getElementType().isF32())
+    return std::nullopt;
+  return *attr.getValues<float>().begin();
+}
+
+bool hasOneUse(Value v) { return v && v.hasOneUse(); }
+
+/// Matches `v` = ReduceMean(x) over the trailing axes [axis, rank) with
+/// keepdims (imported as pd.scale(pd.reduce_sum)); returns x and sets axis.
+Value matchTrailingMean(Value v, int64_t &axis) {
+  auto scale = v.getDefiningOp<ScaleOp>();
+  if (!scale || !hasOneUse(scale.getInput()))
+    return {};
+  auto sum = scale.getInput().getDefiningOp<ReduceSumOp>();
+  if (!sum || !sum.getKeepdims())
+    return {};
+  auto shape = cast<RankedTensorType>(sum.getInput().getType()).getShape();
+  ArrayRef<int64_t> axes = sum.getAxes();
+  int64_t rank = shape.size(), count = 1;
+  if (axes.empty() || axes.back() != rank - 1)
+    return {};
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] != rank - (int64_t)axes.size() + (int64_t)i)
+      return {};
+    count *= shape[axes[i]];
+  }
+  float want = 1.0f / (float)count;
+  if (std::abs(scale.getFactor().convertToFloat() - want) > 1e-6f * want)
+    return {};
+  axis = axes.front();
+  return sum.getInput();
+}
+
+/// Matches d^2 as pd.pow(d, 2) or pd.mul(d, d); returns d.
+Value matchSquare(Value v) {
+  if (auto pow = v.getDefiningOp<PowOp>())
+    return pow.getExponent().convertToFloat() == 2.0f ? pow.getInput() : Value();
+  if (auto mul = v.getDefiningOp<MulOp>())
+    return mul.getLhs() == mul.getRhs() ? mul.getLhs() : Value();
+  return {};
+}
+
+/// The operand of a commutative binary op `op` other than `known`.
+template <typename OpT> Value otherOperand(OpT op, Value known) {
+  if (op.getLhs() == known)
+    return op.getRhs();
+  return op.getRhs() == known ? op.getLhs() : Value();
+}
+
+/// What a decomposed LayerNorm's normalisation n = (x - mean) / std binds.
+struct Normalization {
+  Value input;
+  int64_t axis = 0;
+  float epsilon = 0.0f;
+};
+
+/// Matches the normalisation ending in `div`; every intermediate must have
+/// no other user, so the whole chain goes away.
+std::optional<Normalization> matchNormalization(DivOp div) {
+  Normalization norm;
+  auto sub = div.getLhs().getDefiningOp<SubOp>();
+  auto sqrt = div.getRhs().getDefiningOp<SqrtOp>();
+  if (!sub || !sqrt || !hasOneUse(sub.getRhs()) || !hasOneUse(div.getRhs()))
+    return std::nullopt;
+  norm.input = matchTrailingMean(sub.getRhs(), norm.axis);
+  if (!norm.input || norm.input != sub.getLhs() ||
+      sub.getType() != norm.input.getType() || div.getType() != sub.getType())
+    return std::nullopt;
+  auto add = sqrt.getInput().getDefiningOp<AddOp>();
+  if (!add || !hasOneUse(sqrt.getInput()))
+    return std::nullopt;
+  // var + eps in either order; var = mean of the square of d.
+  for (auto [var, eps] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())}) {
+    std::optional<float> epsilon = scalarConstant(eps);
+    int64_t axis = -1;
+    Value square = var.getDefiningOp<ScaleOp>() && hasOneUse(var)
+                       ? var.getDefiningOp<ScaleOp>().getInput()
+                       : Value();
+    Value squared = square && square.getDefiningOp<ReduceSumOp>()
+                        ? square.getDefiningOp<ReduceSumOp>().getInput()
+                        : Value();
+    if (!epsilon || !squared || !hasOneUse(squared) ||
+        matchSquare(squared) != div.getLhs() ||
+        matchTrailingMean(var, axis) != squared || axis != norm.axis ||
+        add.getType() != var.getType())
+      continue;
+    // d feeds only the square and the division.
+    for (Operation *user : div.getLhs().getUsers())
+      if (user != div && user != squared.getDefiningOp())
+        return std::nullopt;
+    norm.epsilon = *epsilon;
+    return norm;
+  }
+  return std::nullopt;
+}
+
+/// Whether `v` has exactly the trailing shape of `x` from `axis`.
+bool isTrailingShaped(Value v, Value x, int64_t axis) {
+  auto vt = dyn_cast<RankedTensorType>(v.getType());
+  auto shape = cast<RankedTensorType>(x.getType()).getShape();
+  return vt && vt.getElementType().isF32() &&
+         vt.getShape() == shape.drop_front(axis);
+}
+
+/// A pd.constant filled with `value` of the trailing shape of x from axis.
+Value trailingFill(PatternRewriter &rewriter, Location loc, Value x,
+                   int64_t axis, float value) {
+  auto shape = cast<RankedTensorType>(x.getType()).getShape();
+  auto type = RankedTensorType::get(shape.drop_front(axis), rewriter.getF32Type());
+  return rewriter.create<ConstantOp>(
+      loc, type, DenseElementsAttr::get(type, rewriter.getF32FloatAttr(value)));
+}
+
+/// Rewrites a decomposed LayerNorm, anchored on its division, and the
+/// multiply by gamma and add of beta that follow when they do.
+struct FuseLayerNorm : public OpRewritePattern<DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DivOp div,
+                                PatternRewriter &rewriter) const override {
+    std::optional<Normalization> norm = matchNormalization(div);
+    if (!norm)
+      return rewriter.notifyMatchFailure(div, "not a decomposed LayerNorm");
+    Value x = norm->input, scale, bias;
+    Operation *last = div;
+    // y = n * gamma (+ beta), each with n's own type.
+    if (hasOneUse(div.getResult()))
+      if (auto mul = dyn_cast<MulOp>(*div->user_begin())) {
+        Value gamma = otherOperand(mul, div.getResult());
+        if (gamma && isTrailingShaped(gamma, x, norm->axis) &&
+            mul.getType() == div.getType()) {
+          scale = gamma;
+          last = mul;
+        }
+      }
+    if (last->getResult(0).hasOneUse())
+      if (auto add = dyn_cast<AddOp>(*last->user_begin())) {
+        Value beta = otherOperand(add, last->getResult(0));
+        if (beta && isTrailingShaped(beta, x, norm->axis) &&
+            add.getType() == div.getType()) {
+          bias = beta;
+          last = add;
+        }
+      }
+    rewriter.setInsertionPoint(last);
+    Location loc = last->getLoc();
+    if (!scale)
+      scale = trailingFill(rewriter, loc, x, norm->axis, 1.0f);
+    if (!bias)
+      bias = trailingFill(rewriter, loc, x, norm->axis, 0.0f);
+    rewriter.replaceOpWithNewOp<LayerNormOp>(
+        last, div.getType(), x, scale, bias,
+        rewriter.getI64IntegerAttr(norm->axis),
+        rewriter.getF32FloatAttr(norm->epsilon));
+    return success();
+  }
+};
+
+} // namespace
+
+void FuseDecomposedOpsPass::runOnOperation() {
+  RewritePatternSet patterns(&getContext());
+  patterns.add<FuseLayerNorm>(&getContext());
+  GreedyRewriteConfig config;
+  config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+  if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
+                                          config)))
+    signalPassFailure();
+}

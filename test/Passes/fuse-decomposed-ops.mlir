@@ -1,0 +1,148 @@
+// RUN: pd-opt %s --pd-fuse-decomposed-ops --split-input-file | FileCheck %s
+
+// The torch.onnx opset-13 LayerNorm: mean, Sub, Pow 2, mean, Add eps, Sqrt,
+// Div, Mul gamma, Add beta over the last axis.
+// CHECK-LABEL: func.func @full
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[G:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK-NEXT: %[[Y:.*]] = pd.layer_norm %[[X]], %[[G]], %[[B]] {axis = 1 : i64, epsilon = 9.99999974E-6 : f32}
+// CHECK-NEXT: return %[[Y]]
+func.func @full(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %s = pd.reduce_sum %x {axes = array<i64: 1>, keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %m = pd.scale %s, 1.250000e-01 : tensor<4x1xf32>
+  %d = pd.sub %x, %m : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %q = pd.pow %d, 2.000000e+00 : tensor<4x8xf32>
+  %vs = pd.reduce_sum %q {axes = array<i64: 1>, keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %v = pd.scale %vs, 1.250000e-01 : tensor<4x1xf32>
+  %eps = pd.constant dense<9.99999974E-6> : tensor<f32>
+  %e = pd.add %v, %eps : tensor<4x1xf32>, tensor<f32> -> tensor<4x1xf32>
+  %r = pd.sqrt %e : tensor<4x1xf32>
+  %n = pd.div %d, %r : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %y = pd.mul %n, %g : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %z = pd.add %y, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  return %z : tensor<4x8xf32>
+}
+
+// -----
+
+// Two trailing axes, d*d for the square, eps first, gamma and beta on the
+// left: still one layer_norm over axis 1.
+// CHECK-LABEL: func.func @two_axes_commuted
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>, %[[G:.*]]: tensor<3x4xf32>, %[[B:.*]]: tensor<3x4xf32>)
+// CHECK-NEXT: %[[Y:.*]] = pd.layer_norm %[[X]], %[[G]], %[[B]] {axis = 1 : i64, epsilon = 1.000000e-03 : f32}
+// CHECK-NEXT: return %[[Y]]
+func.func @two_axes_commuted(%x: tensor<2x3x4xf32>, %g: tensor<3x4xf32>, %b: tensor<3x4xf32>) -> tensor<2x3x4xf32> {
+  %s = pd.reduce_sum %x {axes = array<i64: 1, 2>, keepdims} : tensor<2x3x4xf32> -> tensor<2x1x1xf32>
+  %m = pd.scale %s, 0.0833333358 : tensor<2x1x1xf32>
+  %d = pd.sub %x, %m : tensor<2x3x4xf32>, tensor<2x1x1xf32> -> tensor<2x3x4xf32>
+  %q = pd.mul %d, %d : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %vs = pd.reduce_sum %q {axes = array<i64: 1, 2>, keepdims} : tensor<2x3x4xf32> -> tensor<2x1x1xf32>
+  %v = pd.scale %vs, 0.0833333358 : tensor<2x1x1xf32>
+  %eps = pd.constant dense<1.000000e-03> : tensor<1xf32>
+  %e = pd.add %eps, %v : tensor<1xf32>, tensor<2x1x1xf32> -> tensor<2x1x1xf32>
+  %r = pd.sqrt %e : tensor<2x1x1xf32>
+  %n = pd.div %d, %r : tensor<2x3x4xf32>, tensor<2x1x1xf32> -> tensor<2x3x4xf32>
+  %y = pd.mul %g, %n : tensor<3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %z = pd.add %b, %y : tensor<3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  return %z : tensor<2x3x4xf32>
+}
+
+// -----
+
+// No affine part (elementwise_affine=False): gamma = 1, beta = 0.
+// CHECK-LABEL: func.func @no_affine
+// CHECK-DAG: %[[ONE:.*]] = pd.constant dense<1.000000e+00> : tensor<8xf32>
+// CHECK-DAG: %[[ZERO:.*]] = pd.constant dense<0.000000e+00> : tensor<8xf32>
+// CHECK: %[[Y:.*]] = pd.layer_norm %arg0, %[[ONE]], %[[ZERO]] {axis = 1 : i64
+// CHECK-NEXT: return %[[Y]]
+func.func @no_affine(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = pd.reduce_sum %x {axes = array<i64: 1>, keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %m = pd.scale %s, 1.250000e-01 : tensor<4x1xf32>
+  %d = pd.sub %x, %m : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %q = pd.pow %d, 2.000000e+00 : tensor<4x8xf32>
+  %vs = pd.reduce_sum %q {axes = array<i64: 1>, keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %v = pd.scale %vs, 1.250000e-01 : tensor<4x1xf32>
+  %eps = pd.constant dense<9.99999974E-6> : tensor<f32>
+  %e = pd.add %v, %eps : tensor<4x1xf32>, tensor<f32> -> tensor<4x1xf32>
+  %r = pd.sqrt %e : tensor<4x1xf32>
+  %n = pd.div %d, %r : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+
+// -----
+
+// A gamma of another shape ([1, 8] broadcasts but is not the trailing
+// shape) stays a pd.mul after the fused normalisation.
+// CHECK-LABEL: func.func @gamma_other_shape
+// CHECK: %[[N:.*]] = pd.layer_norm %arg0
+// CHECK-NEXT: %[[Y:.*]] = pd.mul %[[N]], %arg1
+// CHECK-NEXT: return %[[Y]]
+func.func @gamma_other_shape(%x: tensor<4x8xf32>, %g: tensor<1x8xf32>) -> tensor<4x8xf32> {
+  %s = pd.reduce_sum %x {axes = array<i64: 1>, keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %m = pd.scale %s, 1.250000e-01 : tensor<4x1xf32>
+  %d = pd.sub %x, %m : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %q = pd.pow %d, 2.000000e+00 : tensor<4x8xf32>
+  %vs = pd.reduce_sum %q {axes = array<i64: 1>, keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %v = pd.scale %vs, 1.250000e-01 : tensor<4x1xf32>
+  %eps = pd.constant dense<9.99999974E-6> : tensor<f32>
+  %e = pd.add %v, %eps : tensor<4x1xf32>, tensor<f32> -> tensor<4x1xf32>
+  %r = pd.sqrt %e : tensor<4x1xf32>
+  %n = pd.div %d, %r : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %y = pd.mul %n, %g : tensor<4x8xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Not LayerNorm: the centred values are used elsewhere too, so the chain
+// cannot go away.
+// CHECK-LABEL: func.func @centred_escapes
+// CHECK-NOT: pd.layer_norm
+// CHECK: pd.div
+func.func @centred_escapes(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %s = pd.reduce_sum %x {axes = array<i64: 1>, keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %m = pd.scale %s, 1.250000e-01 : tensor<4x1xf32>
+  %d = pd.sub %x, %m : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %q = pd.pow %d, 2.000000e+00 : tensor<4x8xf32>
+  %vs = pd.reduce_sum %q {axes = array<i64: 1>, keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %v = pd.scale %vs, 1.250000e-01 : tensor<4x1xf32>
+  %eps = pd.constant dense<9.99999974E-6> : tensor<f32>
+  %e = pd.add %v, %eps : tensor<4x1xf32>, tensor<f32> -> tensor<4x1xf32>
+  %r = pd.sqrt %e : tensor<4x1xf32>
+  %n = pd.div %d, %r : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  return %n, %d : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Not LayerNorm: the statistics are over the leading axis, and the second
+// "mean" divides by the wrong count.
+// CHECK-LABEL: func.func @leading_axis
+// CHECK-NOT: pd.layer_norm
+// CHECK-LABEL: func.func @wrong_count
+// CHECK-NOT: pd.layer_norm
+func.func @leading_axis(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = pd.reduce_sum %x {axes = array<i64: 0>, keepdims} : tensor<4x8xf32> -> tensor<1x8xf32>
+  %m = pd.scale %s, 2.500000e-01 : tensor<1x8xf32>
+  %d = pd.sub %x, %m : tensor<4x8xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+  %q = pd.pow %d, 2.000000e+00 : tensor<4x8xf32>
+  %vs = pd.reduce_sum %q {axes = array<i64: 0>, keepdims} : tensor<4x8xf32> -> tensor<1x8xf32>
+  %v = pd.scale %vs, 2.500000e-01 : tensor<1x8xf32>
+  %eps = pd.constant dense<9.99999974E-6> : tensor<f32>
+  %e = pd.add %v, %eps : tensor<1x8xf32>, tensor<f32> -> tensor<1x8xf32>
+  %r = pd.sqrt %e : tensor<1x8xf32>
+  %n = pd.div %d, %r : tensor<4x8xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+func.func @wrong_count(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = pd.reduce_sum %x {axes = array<i64: 1>, keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %m = pd.scale %s, 1.250000e-01 : tensor<4x1xf32>
+  %d = pd.sub %x, %m : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %q = pd.pow %d, 2.000000e+00 : tensor<4x8xf32>
+  %vs = pd.reduce_sum %q {axes = array<i64: 1>, keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %v = pd.scale %vs, 0.142857149 : tensor<4x1xf32>
+  %eps = pd.constant dense<9.99999974E-6> : tensor<f32>
+  %e = pd.add %v, %eps : tensor<4x1xf32>, tensor<f32> -> tensor<4x1xf32>
+  %r = pd.sqrt %e : tensor<4x1xf32>
+  %n = pd.div %d, %r : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
