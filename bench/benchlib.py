@@ -3,6 +3,7 @@
 Runs pdc plans and reads their per-step times, times PyTorch eager training
 of the same nn.Module, and prints the comparison table. Not a test.
 """
+import json
 import os
 import re
 import statistics
@@ -77,7 +78,8 @@ def run_checked(cmd, env):
 
 
 def time_pdc(args, model_path, data_dir, work_dir, stages, extra=()):
-    """Compile and run a plan with `stages` stages; return (s/step, how measured)."""
+    """Compile and run a plan with `stages` stages; return (s/step, how
+    measured, with the plan's predicted step time and its ratio to it)."""
     plan_dir = os.path.join(work_dir, f"plan-d{stages}")
     env = child_env(args.threads)
     run_checked([args.pdc, model_path, "-o", plan_dir, "--stages", str(stages),
@@ -91,10 +93,14 @@ def time_pdc(args, model_path, data_dir, work_dir, stages, extra=()):
     wall = time.perf_counter() - start
     per_step = [float(ms) / 1e3 for step, ms in STEP_MS_RE.findall(out)
                 if int(step) > args.warmup]
+    with open(os.path.join(plan_dir, "plan.json")) as f:
+        predicted = json.load(f)["predicted"]["step_seconds"]
+    how = f"predicted {predicted * 1e3:.1f} ms"
     if per_step:
-        return statistics.median(per_step), "ms/step printed by run"
+        measured = statistics.median(per_step)
+        return measured, f"ms/step printed by run; {how}, x{predicted / measured:.2f}"
     steps = len(STEP_RE.findall(out)) or args.steps
-    return wall / steps, "wall clock incl. launch (run printed no ms/step)"
+    return wall / steps, f"wall clock incl. launch; {how}"
 
 
 def torch_optimizer(args, params):
