@@ -3,11 +3,13 @@
 Runs pdc plans and reads their per-step times, times PyTorch eager training
 of the same nn.Module, and prints the comparison table. Not a test.
 """
+import importlib.util
 import json
 import os
 import re
 import statistics
 import subprocess
+import tempfile
 import time
 
 
@@ -32,12 +34,63 @@ def blas_core_for_this_cpu():
 if "OPENBLAS_CORETYPE" not in os.environ and blas_core_for_this_cpu():
     os.environ["OPENBLAS_CORETYPE"] = blas_core_for_this_cpu()
 
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 SRC_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEP_MS_RE = re.compile(r"^step (\d+) loss \S+.*?ms/step (\S+)", re.M)
 STEP_RE = re.compile(r"^step (\d+) loss ", re.M)
 OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
+
+
+def load_example(name):
+    """Import examples/NAME/export.py as a module."""
+    path = os.path.join(SRC_ROOT, "examples", name, "export.py")
+    spec = importlib.util.spec_from_file_location(f"{name}_export", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def make_work_dir(args, name):
+    """--work-dir, or a fresh temporary directory; stored back into args."""
+    args.work_dir = args.work_dir or tempfile.mkdtemp(prefix=f"pdc-bench-{name}-")
+    os.makedirs(args.work_dir, exist_ok=True)
+    return args.work_dir
+
+
+def save_inputs(work_dir, **arrays):
+    """Write NAME.npy per array into work_dir/data; return that directory."""
+    data_dir = os.path.join(work_dir, "data")
+    os.makedirs(data_dir, exist_ok=True)
+    for name, array in arrays.items():
+        np.save(os.path.join(data_dir, name + ".npy"), array)
+    return data_dir
+
+
+def cycling_batches(args, *arrays):
+    """batches(step): the step's global batch of every array, as plan/run
+    reads them (samples [t*B, (t+1)*B), wrapping around)."""
+    tensors = [torch.from_numpy(a) for a in arrays]
+    batch = args.microbatch * args.microbatches
+
+    def batches(step):
+        index = (step * batch + np.arange(batch)) % len(tensors[0])
+        return tuple(t[index] for t in tensors)
+    return batches
+
+
+def compare(args, title, model, model_path, data_dir, batches):
+    """Print title, time torch on batches(step) and pdc at every --stages
+    depth, and report."""
+    batch = args.microbatch * args.microbatches
+    print(f"{title}, b={args.microbatch} m={args.microbatches} B={batch}, "
+          f"{args.schedule}, {args.optimizer}, {args.threads} thread(s) per process, "
+          f"BLAS {blas_in_use()}")
+    torch_s = time_torch(args, model, batches)
+    depths = [int(d) for d in args.stages.split(",")]
+    pdc = [(d, *time_pdc(args, model_path, data_dir, args.work_dir, d)) for d in depths]
+    report(args, batch, torch_s, pdc)
 
 
 def add_common_args(p, microbatch, microbatches, optimizer, lr):

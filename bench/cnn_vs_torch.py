@@ -15,25 +15,13 @@ Not a test; run under /usr/bin/python3 (torch 1.13), e.g.
   /usr/bin/python3 bench/cnn_vs_torch.py --threads 1
 """
 import argparse
-import importlib.util
 import os
 import sys
-import tempfile
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-
-
-def load_exporter():
-    """Import examples/cnn/export.py as a module."""
-    path = os.path.join(benchlib.SRC_ROOT, "examples", "cnn", "export.py")
-    spec = importlib.util.spec_from_file_location("cnn_export", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def parse_args(exporter):
@@ -50,36 +38,20 @@ def parse_args(exporter):
 
 
 def main():
-    exporter = load_exporter()
+    exporter = benchlib.load_example("cnn")
     args = parse_args(exporter)
     benchlib.prepare_env(args)
-    args.work_dir = args.work_dir or tempfile.mkdtemp(prefix="pdc-bench-cnn-")
-    os.makedirs(args.work_dir, exist_ok=True)
+    work_dir = benchlib.make_work_dir(args, "cnn")
     torch.manual_seed(0)
     model = exporter.CNNWithLoss(args.channels, args.depthwise)
-    model_path = os.path.join(args.work_dir, "cnn.onnx")
+    model_path = os.path.join(work_dir, "cnn.onnx")
     exporter.export(model, model_path, args.microbatch, opset=15)
     x, y = exporter.make_dataset(args.samples, 1234)
-    data_dir = os.path.join(args.work_dir, "data")
-    os.makedirs(data_dir, exist_ok=True)
-    np.save(os.path.join(data_dir, "x.npy"), x)
-    np.save(os.path.join(data_dir, "y.npy"), y)
-    batch = args.microbatch * args.microbatches
-    tx, ty = torch.from_numpy(x), torch.from_numpy(y)
-
-    def batches(step):
-        index = (step * batch + np.arange(batch)) % len(tx)
-        return tx[index], ty[index]
-
-    print(f"CNN channels {args.channels}{' depthwise' if args.depthwise else ''} "
-          f"on 1x16x16, b={args.microbatch} m={args.microbatches} B={batch}, "
-          f"{args.schedule}, {args.optimizer}, {args.threads} thread(s) per process, "
-          f"BLAS {benchlib.blas_in_use()}")
-    torch_s = benchlib.time_torch(args, model, batches)
-    depths = [int(d) for d in args.stages.split(",")]
-    pdc = [(d, *benchlib.time_pdc(args, model_path, data_dir, args.work_dir, d))
-           for d in depths]
-    benchlib.report(args, batch, torch_s, pdc)
+    data_dir = benchlib.save_inputs(work_dir, x=x, y=y)
+    title = (f"CNN channels {args.channels}{' depthwise' if args.depthwise else ''} "
+             "on 1x16x16")
+    benchlib.compare(args, title, model, model_path, data_dir,
+                     benchlib.cycling_batches(args, x, y))
 
 
 if __name__ == "__main__":

@@ -14,25 +14,14 @@ Not a test; run under /usr/bin/python3 (torch 1.13), e.g.
   /usr/bin/python3 bench/gpt_vs_torch.py --threads 1
 """
 import argparse
-import importlib.util
 import os
 import sys
-import tempfile
 
 import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-
-
-def load_exporter():
-    """Import examples/gpt/export.py as a module."""
-    path = os.path.join(benchlib.SRC_ROOT, "examples", "gpt", "export.py")
-    spec = importlib.util.spec_from_file_location("gpt_export", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def parse_args(exporter):
@@ -64,30 +53,17 @@ def prepare(args, exporter, work_dir):
 
 
 def main():
-    exporter = load_exporter()
+    exporter = benchlib.load_example("gpt")
     args = parse_args(exporter)
     benchlib.prepare_env(args)
-    args.work_dir = args.work_dir or tempfile.mkdtemp(prefix="pdc-bench-gpt-")
-    os.makedirs(args.work_dir, exist_ok=True)
-    model_path, data_dir, model = prepare(args, exporter, args.work_dir)
-    batch = args.microbatch * args.microbatches
-    idx = torch.from_numpy(np.load(os.path.join(data_dir, "idx.npy")))
-    targets = torch.from_numpy(np.load(os.path.join(data_dir, "targets.npy")))
-
-    def batches(step):
-        index = (step * batch + np.arange(batch)) % len(idx)
-        return idx[index], targets[index]
-
+    model_path, data_dir, model = prepare(args, exporter,
+                                          benchlib.make_work_dir(args, "gpt"))
+    inputs = [np.load(os.path.join(data_dir, n + ".npy")) for n in ("idx", "targets")]
     params = sum(p.numel() for p in model.parameters())
-    print(f"GPT opset {args.opset} L={args.layers} d={args.embd} h={args.heads} T={args.seq} "
-          f"V={args.vocab} ({params / 1e6:.2f} M params), b={args.microbatch} "
-          f"m={args.microbatches} B={batch}, {args.schedule}, {args.optimizer}, "
-          f"{args.threads} thread(s) per process, BLAS {benchlib.blas_in_use()}")
-    torch_s = benchlib.time_torch(args, model, batches)
-    depths = [int(d) for d in args.stages.split(",")]
-    pdc = [(d, *benchlib.time_pdc(args, model_path, data_dir, args.work_dir, d))
-           for d in depths]
-    benchlib.report(args, batch, torch_s, pdc)
+    title = (f"GPT opset {args.opset} L={args.layers} d={args.embd} h={args.heads} "
+             f"T={args.seq} V={args.vocab} ({params / 1e6:.2f} M params)")
+    benchlib.compare(args, title, model, model_path, data_dir,
+                     benchlib.cycling_batches(args, *inputs))
 
 
 if __name__ == "__main__":
