@@ -2,7 +2,8 @@
 //
 // pd-allocate-buffers: assigns every tensor of every stage function a region
 // (weights, grads, stash, comm, workspace or constant) and a byte offset,
-// and records the regions' sizes. Workspace values are packed by liveness
+// lays out the pd.state its forward updates (state region), and records the
+// regions' sizes. Workspace values are packed by liveness
 // with first-fit; the other regions are laid out in order of appearance.
 //
 //===----------------------------------------------------------------------===//
@@ -32,8 +33,8 @@ int64_t alignUp(int64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; 
 
 /// Region sizes of one stage, in bytes.
 struct Regions {
-  int64_t weights = 0, grads = 0, optimizer = 0, stash = 0, workspace = 0,
-          comm = 0;
+  int64_t weights = 0, grads = 0, optimizer = 0, state = 0, stash = 0,
+          workspace = 0, comm = 0;
 };
 
 /// A workspace value's live range [start, end] in op indices.
@@ -148,6 +149,31 @@ static void allocateParams(ModuleOp module, int64_t stage, func::FuncOp fwd,
     });
 }
 
+/// State (pd.state: BatchNormalization running statistics): one copy per
+/// stage in the state region, not versioned, no gradient or optimizer
+/// state. Every pd.state an op of the forward names (a symbol-reference
+/// attribute) gets an offset there, recorded in the forward function's
+/// `pd.state` ({name = offset}, absent when there is none).
+static void allocateState(ModuleOp module, func::FuncOp fwd, Regions &regions) {
+  Builder b(module.getContext());
+  llvm::MapVector<StringAttr, int64_t> layout;
+  fwd.walk([&](Operation *op) {
+    for (NamedAttribute attr : op->getAttrs()) {
+      auto sym = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
+      auto state = sym ? module.lookupSymbol<StateOp>(sym) : StateOp();
+      if (!state || layout.count(state.getSymNameAttr()))
+        continue;
+      layout[state.getSymNameAttr()] = regions.state;
+      regions.state += alignUp(getTensorBytes(state.getType()));
+    }
+  });
+  SmallVector<NamedAttribute> entries;
+  for (auto &[name, offset] : layout)
+    entries.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(offset)));
+  if (!entries.empty())
+    fwd->setAttr("pd.state", b.getDictionaryAttr(entries));
+}
+
 /// A weight gradient computed by a matmul that only feeds its accumulator
 /// is computed straight into the accumulator (C += A B): no workspace and
 /// no separate accumulation pass.
@@ -215,6 +241,7 @@ void AllocateBuffersPass::runOnOperation() {
     }
     Regions regions;
     allocateParams(module, s, fwd, bwd, optimizerStates, regions);
+    allocateState(module, fwd, regions);
     fuseGradAccumulation(module, bwd);
     allocateStash(fwd, bwd, regions);
     allocateCommAndConstants(fwd, regions);
@@ -230,6 +257,7 @@ void AllocateBuffersPass::runOnOperation() {
                      b.getNamedAttr("weight_versions", i64(versions)),
                      b.getNamedAttr("grads", i64(regions.grads)),
                      b.getNamedAttr("optimizer", i64(regions.optimizer)),
+                     b.getNamedAttr("state", i64(regions.state)),
                      b.getNamedAttr("stash_slot", i64(regions.stash)),
                      b.getNamedAttr("stash_slots", i64(slots)),
                      b.getNamedAttr("workspace", i64(regions.workspace)),

@@ -66,15 +66,61 @@ static std::array<int64_t, 3> batchNormDims(Value x) {
   return {shape[0], shape[1], s};
 }
 
-static LogicalResult lowerBatchNorm(StageLowering &L, Operation *op) {
-  if (auto bn = dyn_cast<BatchNormOp>(op)) {
-    auto [n, c, s] = batchNormDims(bn.getInput());
-    L.call("pdrt_batch_norm",
-           {L.ctx(), L.address(bn.getInput()), L.address(bn.getScale()),
-            L.address(bn.getBias()), L.address(bn), L.i64(n), L.i64(c),
-            L.i64(s), L.f32(bn.getEpsilon().convertToFloat())});
-    return success();
+/// The address of pd.state `sym` in the stage's state region:
+/// pdrt_state_region(ctx) plus its offset in the function's `pd.state`.
+static FailureOr<Value> stateAddress(StageLowering &L, Operation *op,
+                                     FlatSymbolRefAttr sym) {
+  auto fn = op->getParentOfType<func::FuncOp>();
+  auto layout = fn->getAttrOfType<DictionaryAttr>("pd.state");
+  auto offset =
+      layout ? layout.getAs<IntegerAttr>(sym.getValue()) : IntegerAttr();
+  if (!offset)
+    return op->emitError("pd-lower-to-runtime: state ")
+           << sym << " has no offset in pd.state; run pd-allocate-buffers";
+  OpBuilder &b = L.getBuilder();
+  Location loc = op->getLoc();
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  ModuleOp module = L.getModule();
+  auto base = module.lookupSymbol<LLVM::LLVMFuncOp>("pdrt_state_region");
+  if (!base) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    base = b.create<LLVM::LLVMFuncOp>(loc, "pdrt_state_region",
+                                      LLVM::LLVMFunctionType::get(ptr, {ptr}));
   }
+  Value region =
+      b.create<LLVM::CallOp>(loc, base, ValueRange{L.ctx()}).getResult();
+  return b
+      .create<LLVM::GEPOp>(
+          loc, ptr, b.getI8Type(), region,
+          ArrayRef<LLVM::GEPArg>{L.byteOffset(offset.getInt())})
+      .getResult();
+}
+
+/// y = batch_norm(x) and, with running statistics, their update.
+static LogicalResult lowerBatchNormForward(StageLowering &L, BatchNormOp bn) {
+  auto [n, c, s] = batchNormDims(bn.getInput());
+  L.call("pdrt_batch_norm",
+         {L.ctx(), L.address(bn.getInput()), L.address(bn.getScale()),
+          L.address(bn.getBias()), L.address(bn), L.i64(n), L.i64(c), L.i64(s),
+          L.f32(bn.getEpsilon().convertToFloat())});
+  if (!bn.getRunningMeanAttr())
+    return success();
+  FailureOr<Value> mean = stateAddress(L, bn, bn.getRunningMeanAttr());
+  if (failed(mean))
+    return failure();
+  FailureOr<Value> var = stateAddress(L, bn, bn.getRunningVarAttr());
+  if (failed(var))
+    return failure();
+  L.call("pdrt_batch_norm_running_stats",
+         {L.ctx(), L.address(bn.getInput()), *mean, *var, L.i64(n), L.i64(c),
+          L.i64(s), L.f32(bn.getMomentum()->convertToFloat())});
+  return success();
+}
+
+static LogicalResult lowerBatchNorm(StageLowering &L, Operation *op) {
+  if (auto bn = dyn_cast<BatchNormOp>(op))
+    return lowerBatchNormForward(L, bn);
   auto g = cast<BatchNormGradOp>(op);
   auto [n, c, s] = batchNormDims(g.getInput());
   L.call("pdrt_batch_norm_grad",

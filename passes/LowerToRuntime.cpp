@@ -343,6 +343,6 @@ void LowerToRuntimePass::runOnOperation() {
     return signalPassFailure();
   // Only the LLVM functions and globals of this stage remain.
   for (Operation &op : llvm::make_early_inc_range(*module.getBody()))
-    if (isa<func::FuncOp, ParamOp>(op))
+    if (isa<func::FuncOp, ParamOp, StateOp>(op))
       op.erase();
 }

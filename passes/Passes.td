@@ -139,7 +139,11 @@ def AllocateBuffersPass : Pass<"pd-allocate-buffers", "::mlir::ModuleOp"> {
     comm region (forward and backward apart, so a send overlaps the other
     phase); a weight gradient whose matmul only feeds the accumulator is
     computed in place there (`pd.accumulate`, C += A B); every other value
-    goes to the workspace, packed by liveness.
+    goes to the workspace, packed by liveness. The `pd.state` an op of a
+    stage's forward updates (BatchNormalization running statistics) gets one
+    copy in that stage's `state` region (not versioned, no gradient or
+    optimizer state), its offset in the forward's `pd.state = {name =
+    offset}`.
     Every stage that reads a parameter owns a copy (weights, gradient,
     optimizer state), so the layout is per stage: each stage's forward
     function gets `pd.params = {name = array<i64: weight, grad, optimizer>}`
@@ -171,7 +175,10 @@ def LowerToRuntimePass : Pass<"pd-lower-to-runtime", "::mlir::ModuleOp"> {
     runtime/include/pdrt/pdrt.h): each tensor's address is its region base
     plus its `pd.buffer` offset, each op becomes a call of its `pdrt_*`
     kernel, broadcast descriptors and constants become internal globals.
-    Everything else in the module (other stages, parameters) is removed.
+    State a forward updates is addressed from `pdrt_state_region(%ctx)`
+    plus its offset in the function's `pd.state`.
+    Everything else in the module (other stages, parameters, state) is
+    removed.
 
     ```mlir
     %p = llvm.getelementptr %workspace[256] : (!llvm.ptr) -> !llvm.ptr, i8

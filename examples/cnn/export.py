@@ -11,7 +11,8 @@ parameter keeps its own initializer name. torch 1.13 emits Conv,
 BatchNormalization (5 outputs at opset 13, 3 with training_mode=1 from
 opset 15), Relu, MaxPool, GlobalAveragePool, Flatten, Gemm and
 SoftmaxCrossEntropyLoss; the BatchNorm running statistics stay initializers
-that pdc does not train.
+that pdc does not train but updates every forward as torch does (and
+--save-onnx writes back).
 
 The dataset is learnable: each class has a fixed random smooth 16x16
 prototype; a sample is its class's prototype at a random brightness plus

@@ -33,6 +33,7 @@ static json::Object regionsJson(const StageRegions &r) {
                       {"weight_versions", r.weightVersions},
                       {"grads", r.grads},
                       {"optimizer", r.optimizer},
+                      {"state", r.state},
                       {"stash_slot", r.stashSlot},
                       {"stash_slots", r.stashSlots},
                       {"workspace", r.workspace},
@@ -41,14 +42,21 @@ static json::Object regionsJson(const StageRegions &r) {
 
 std::string mlir::pd::buildStageManifest(const StageInfo &info,
                                          const CompilerOptions &o) {
-  json::Array params, inputs, channels;
-  for (const StageParam &p : info.params)
-    params.push_back(json::Object{{"name", p.name},
-                                  {"shape", toArray(p.shape)},
-                                  {"offset", p.offset},
-                                  {"grad_offset", p.gradOffset},
-                                  {"optimizer_offset", p.optimizerOffset},
-                                  {"owners", toArray(p.owners)}});
+  json::Array params, state, inputs, channels;
+  for (const StageParam &p : info.params) {
+    json::Object param{{"name", p.name},
+                       {"shape", toArray(p.shape)},
+                       {"offset", p.offset},
+                       {"grad_offset", p.gradOffset},
+                       {"optimizer_offset", p.optimizerOffset},
+                       {"owners", toArray(p.owners)}};
+    if (!p.initFrom.empty())
+      param["init_from"] = p.initFrom;
+    params.push_back(std::move(param));
+  }
+  for (const StageState &s : info.state)
+    state.push_back(json::Object{
+        {"name", s.name}, {"shape", toArray(s.shape)}, {"offset", s.offset}});
   for (const StageInput &in : info.inputs)
     inputs.push_back(json::Object{{"index", in.index},
                                   {"name", in.name},
@@ -74,6 +82,7 @@ std::string mlir::pd::buildStageManifest(const StageInfo &info,
                         {"model", o.modelPath},
                         {"regions", regionsJson(info.regions)},
                         {"params", std::move(params)},
+                        {"state", std::move(state)},
                         {"inputs", std::move(inputs)},
                         {"channels", std::move(channels)},
                         {"loss", info.loss}};
@@ -114,6 +123,7 @@ json::Value mlir::pd::buildPlanJson(ArrayRef<StageInfo> stages,
         {"weights", r.weights * r.weightVersions},
         {"grads", r.grads},
         {"optimizer", r.optimizer},
+        {"state", r.state},
         {"stash", r.stashSlot * r.stashSlots},
         {"workspace", r.workspace},
         {"comm", r.comm}});

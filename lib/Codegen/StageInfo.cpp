@@ -24,6 +24,7 @@ static FailureOr<StageRegions> readRegions(func::FuncOp fwd) {
   r.weightVersions = get("weight_versions");
   r.grads = get("grads");
   r.optimizer = get("optimizer");
+  r.state = get("state");
   r.stashSlot = get("stash_slot");
   r.stashSlots = get("stash_slots");
   r.workspace = get("workspace");
@@ -71,6 +72,28 @@ static void collectOps(func::FuncOp fn, bool forward, StageInfo &info) {
   });
 }
 
+/// The pd.state layout of the stage (`pd.state` on its forward; absent when
+/// it updates none).
+static LogicalResult collectState(ModuleOp module, func::FuncOp fwd,
+                                  StageInfo &info) {
+  auto layout = fwd->getAttrOfType<DictionaryAttr>("pd.state");
+  if (!layout)
+    return success();
+  for (NamedAttribute entry : layout) {
+    auto state = module.lookupSymbol<StateOp>(entry.getName());
+    auto offset = dyn_cast<IntegerAttr>(entry.getValue());
+    if (!state || !offset)
+      return fwd.emitError("bad pd.state entry ") << entry.getName();
+    StageState s;
+    s.name = state.getOnnxName().str();
+    auto shape = cast<RankedTensorType>(state.getType()).getShape();
+    s.shape.assign(shape.begin(), shape.end());
+    s.offset = offset.getInt();
+    info.state.push_back(s);
+  }
+  return success();
+}
+
 FailureOr<StageInfo> mlir::pd::collectStageInfo(ModuleOp module,
                                                 int64_t stage) {
   std::string prefix = "stage" + std::to_string(stage);
@@ -94,6 +117,8 @@ FailureOr<StageInfo> mlir::pd::collectStageInfo(ModuleOp module,
       return fwd.emitError("bad pd.params entry ") << entry.getName();
     StageParam p;
     p.name = param.getOnnxName().str();
+    if (std::optional<StringRef> from = param.getInitFrom())
+      p.initFrom = from->str();
     auto shape = cast<RankedTensorType>(param.getType()).getShape();
     p.shape.assign(shape.begin(), shape.end());
     p.offset = offsets[0];
@@ -103,6 +128,8 @@ FailureOr<StageInfo> mlir::pd::collectStageInfo(ModuleOp module,
       p.owners.assign(owners.asArrayRef().begin(), owners.asArrayRef().end());
     info.params.push_back(p);
   }
+  if (failed(collectState(module, fwd, info)))
+    return failure();
   collectOps(fwd, /*forward=*/true, info);
   collectOps(bwd, /*forward=*/false, info);
   return info;

@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -147,6 +148,10 @@ public:
   /// materialises a parameter. Fails (with a diagnostic) only when the
   /// name is undefined.
   FailureOr<DenseElementsAttr> constantInput(unsigned i);
+  /// Declares input `i` as state this node updates (the running statistics
+  /// of a training BatchNormalization): a pd.state initialised from the
+  /// FLOAT initializer of that name, which no other node may read.
+  FailureOr<StateOp> stateOperand(unsigned i);
   /// Normalises ONNX axes of a rank-`rank` tensor (negative counts from the
   /// back) into sorted unique axes; errors name an axis out of range.
   FailureOr<SmallVector<int64_t>> normalizeAxes(ArrayRef<int64_t> axes,
@@ -204,6 +209,9 @@ public:
                               function_ref<InFlightDiagnostic()> emitError);
   /// Binds an ONNX value name.
   void define(StringRef name, ONNXValue value) { values[name] = value; }
+  /// Declares initializer `name` as a pd.state updated by the node of
+  /// `binder` (NodeBinder::stateOperand).
+  FailureOr<StateOp> declareState(StringRef name, NodeBinder &binder);
   /// Whether `name` is a float initializer imported as a parameter.
   bool isParam(StringRef name) const { return params.count(name) != 0; }
 
@@ -225,6 +233,9 @@ public:
 private:
   LogicalResult importOpsets();
   LogicalResult importInitializers(ModuleOp module, func::FuncOp main);
+  void importInitializerCopies(ModuleOp module, func::FuncOp main);
+  void createParam(SymbolTable &symbols, func::FuncOp main, StringRef name,
+                   const onnx::TensorProto &init, StringRef initFrom);
   bool isBuffer(StringRef name);
   LogicalResult importInputs(func::FuncOp main);
   FailureOr<Type> importInputType(const onnx::ValueInfoProto &input);
@@ -238,7 +249,14 @@ private:
   HandlerTable handlers;
   llvm::StringMap<ONNXValue> values;
   llvm::StringMap<ParamOp> params;
+  llvm::StringMap<StateOp> states;
   llvm::StringMap<const onnx::TensorProto *> constantInitializers;
+  /// Float initializers by name (the sources of eval-mode copies).
+  llvm::StringMap<const onnx::TensorProto *> floatInitializers;
+  /// Outputs of Identity nodes that copy an initializer (eval-mode
+  /// deduplication): each is a parameter or constant of its own, and the
+  /// Identity node itself imports to nothing.
+  llvm::StringSet<> initializerCopies;
 };
 
 } // namespace mlir::pd::detail

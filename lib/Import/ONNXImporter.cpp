@@ -133,15 +133,89 @@ LogicalResult GraphImporter::importInitializers(ModuleOp module,
              << "initializer '" << init.name() << "' has element type "
              << dataTypeName(init.data_type())
              << "; parameters must be FLOAT (float32)";
-    auto type = RankedTensorType::get(shape, builder.getF32Type());
-    Location loc = NameLoc::get(builder.getStringAttr(init.name()), fileLoc());
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPoint(main);
-    auto param = builder.create<ParamOp>(loc, init.name(), type, init.name());
-    symbols.insert(param, param->getIterator()); // renames on a clash
-    params[init.name()] = param;
+    createParam(symbols, main, init.name(), init, /*initFrom=*/"");
   }
+  for (const auto &init : model.graph().initializer())
+    if (init.data_type() == onnx::TensorProto::FLOAT)
+      floatInitializers[init.name()] = &init;
+  importInitializerCopies(module, main);
   return success();
+}
+
+/// Declares parameter `name` of `init`'s shape before `main`.
+void GraphImporter::createParam(SymbolTable &symbols, func::FuncOp main,
+                                StringRef name, const onnx::TensorProto &init,
+                                StringRef initFrom) {
+  SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
+  auto type = RankedTensorType::get(shape, builder.getF32Type());
+  Location loc = NameLoc::get(builder.getStringAttr(name), fileLoc());
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(main);
+  auto param = builder.create<ParamOp>(
+      loc, name, type, name,
+      initFrom.empty() ? StringAttr() : builder.getStringAttr(initFrom));
+  symbols.insert(param, param->getIterator()); // renames on a clash
+  params[name] = param;
+}
+
+/// torch.onnx.export in eval mode deduplicates equal initializers: one keeps
+/// its name and each other becomes `copy = Identity(kept)`. A copy is a
+/// distinct tensor of the model (every LayerNorm weight of a GPT is all ones
+/// at export), so it becomes a parameter of its own, named after the copy
+/// and initialised from the kept initializer (`init_from`); a copy nothing
+/// differentiable reads (a second attention mask) becomes a constant. One
+/// initializer read directly by several nodes (a tied embedding and LM
+/// head) stays one parameter.
+void GraphImporter::importInitializerCopies(ModuleOp module,
+                                            func::FuncOp main) {
+  SymbolTable symbols(module);
+  for (const auto &node : model.graph().node()) {
+    if (node.op_type() != "Identity" ||
+        (!node.domain().empty() && node.domain() != "ai.onnx") ||
+        node.input_size() != 1 || node.output_size() != 1 ||
+        node.output(0).empty())
+      continue;
+    StringRef copy = node.output(0);
+    const onnx::TensorProto *init = floatInitializers.lookup(node.input(0));
+    if (!init || params.count(copy) || constantInitializers.count(copy))
+      continue;
+    floatInitializers[copy] = init; // a copy of a copy reads the same data
+    initializerCopies.insert(copy);
+    if (isBuffer(copy))
+      constantInitializers[copy] = init;
+    else
+      createParam(symbols, main, copy, *init, init->name());
+  }
+}
+
+/// State is an initializer only its updating node reads: a reader elsewhere
+/// would need the value of a given microbatch, which pdc does not define.
+FailureOr<StateOp> GraphImporter::declareState(StringRef name,
+                                               NodeBinder &binder) {
+  const onnx::TensorProto *init = constantInitializers.lookup(name);
+  if (!init || init->name() != name ||
+      init->data_type() != onnx::TensorProto::FLOAT)
+    return binder.emitError() << "input '" << name << "' must be a FLOAT "
+                              << "initializer (state the node updates)";
+  if (states.count(name))
+    return binder.emitError() << "input '" << name << "' is state another "
+                              << "node already updates";
+  int readers = 0;
+  for (const auto &node : model.graph().node())
+    readers += llvm::count(node.input(), name);
+  if (readers > 1)
+    return binder.emitError() << "input '" << name << "' is state the node "
+                              << "updates and is also read by another node";
+  SmallVector<int64_t> shape(init->dims().begin(), init->dims().end());
+  auto type = RankedTensorType::get(shape, builder.getF32Type());
+  Operation *main = builder.getInsertionBlock()->getParentOp();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(main);
+  auto state = builder.create<StateOp>(
+      NameLoc::get(builder.getStringAttr(name), fileLoc()), name, type, name);
+  SymbolTable(main->getParentOp()).insert(state, state->getIterator());
+  states[name] = state;
+  return state;
 }
 
 //===----------------------------------------------------------------------===//
@@ -262,6 +336,10 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node) {
     return binder.emitError() << "unknown operator domain (only the default "
                                  "ONNX domain is supported)";
   StringRef opType = node.op_type();
+  // A copy of an initializer was declared by importInitializerCopies.
+  if (opType == "Identity" && node.output_size() == 1 &&
+      initializerCopies.contains(node.output(0)))
+    return success();
   if (opType == "If" || opType == "Loop" || opType == "Scan")
     return binder.emitError() << "control flow is not supported (the model "
                                  "must be a straight-line graph)";
@@ -343,6 +421,15 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
     if (ref->use_empty())
       ref->erase();
   });
+  // An initializer read only through its copies is not itself a parameter.
+  for (const auto &copy : initializerCopies) {
+    auto source =
+        params.lookup(floatInitializers.lookup(copy.getKey())->name());
+    if (source && SymbolTable::symbolKnownUseEmpty(source, *module)) {
+      params.erase(source.getOnnxName());
+      source->erase();
+    }
+  }
   if (failed(mlir::verify(*module)))
     return failure();
   return module;
@@ -452,6 +539,14 @@ FailureOr<DenseElementsAttr> NodeBinder::constantInput(unsigned i) {
   if (raw.transposed || !constant)
     return DenseElementsAttr();
   return dyn_cast<DenseElementsAttr>(constant.getValue());
+}
+
+FailureOr<StateOp> NodeBinder::stateOperand(unsigned i) {
+  if (!hasInput(i)) {
+    emitError() << "missing required input " << i;
+    return failure();
+  }
+  return importer.declareState(inputName(i), *this);
 }
 
 FailureOr<SmallVector<int64_t>>

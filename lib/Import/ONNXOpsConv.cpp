@@ -2,7 +2,8 @@
 //
 // Handlers for the convolutional family that small CNNs export: Conv (2-D,
 // groups, auto_pad), BatchNormalization (training mode with batch
-// statistics; inference mode with constant running statistics), MaxPool,
+// statistics, its running statistics pd.state it updates; inference mode
+// with constant running statistics), MaxPool,
 // AveragePool, GlobalAveragePool and zero-constant Pad (which PyTorch
 // emits before AveragePool).
 //
@@ -205,6 +206,20 @@ static LogicalResult checkStatisticsOutputs(NodeBinder &b) {
   return success();
 }
 
+/// Running statistic input `i` of a training node: state of shape [C] that
+/// each forward updates (pd.state).
+static FailureOr<StateOp> runningStatistic(NodeBinder &b, unsigned i,
+                                           int64_t c) {
+  FailureOr<StateOp> state = b.stateOperand(i);
+  if (failed(state))
+    return failure();
+  if (cast<RankedTensorType>(state->getType()).getShape() !=
+      ArrayRef<int64_t>{c})
+    return b.emitError() << "input '" << b.inputName(i) << "' must have shape ["
+                         << c << "]";
+  return state;
+}
+
 /// A [C] f32 constant input as floats.
 static ParseResult channelConstant(NodeBinder &b, unsigned i, int64_t c,
                                    SmallVectorImpl<float> &out) {
@@ -281,8 +296,21 @@ static LogicalResult importBatchNorm(NodeBinder &b) {
   }
   if (failed(checkStatisticsOutputs(b)))
     return failure();
-  Value y = b.builder().create<BatchNormOp>(
-      b.loc(), type, x, scale, bias, b.builder().getF32FloatAttr(eps));
+  float momentum;
+  if (b.attr(momentum, "momentum", 0.9f))
+    return failure();
+  FailureOr<StateOp> mean = runningStatistic(b, 3, c);
+  if (failed(mean))
+    return failure();
+  FailureOr<StateOp> var = runningStatistic(b, 4, c);
+  if (failed(var))
+    return failure();
+  OpBuilder &builder = b.builder();
+  Value y = builder.create<BatchNormOp>(
+      b.loc(), type, x, scale, bias, builder.getF32FloatAttr(eps),
+      builder.getF32FloatAttr(momentum),
+      FlatSymbolRefAttr::get(mean->getSymNameAttr()),
+      FlatSymbolRefAttr::get(var->getSymNameAttr()));
   return b.setResult(0, y);
 }
 

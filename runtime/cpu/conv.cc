@@ -2,7 +2,8 @@
 //
 // CPU implementations of runtime/include/pdrt/pdrt_conv.h: convolution as
 // im2col + OpenBLAS sgemm (col2im for the input gradient), batch
-// normalization with batch statistics, max/average pooling and zero
+// normalization with batch statistics and the update of its running
+// statistics, max/average pooling and zero
 // padding. The index math is pdrt_conv_numerics.h's.
 //
 //===----------------------------------------------------------------------===//
@@ -193,9 +194,10 @@ extern "C" void pdrt_conv2d_grad_filter(pdrt_ctx *ctx, const float *dy,
 
 namespace {
 
-/// Mean and 1/sqrt(biased var + eps) of channel `ch` of x [n, c, s].
-void channelStats(const float *x, int64_t n, int64_t c, int64_t s, int64_t ch,
-                  float eps, float &mean, float &rstd) {
+/// Mean and biased variance of channel `ch` of x [n, c, s] (two passes, in
+/// double).
+void channelMoments(const float *x, int64_t n, int64_t c, int64_t s,
+                    int64_t ch, double &mean, double &var) {
   double sum = 0.0, sq = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     const float *row = x + (i * c + ch) * s;
@@ -208,8 +210,17 @@ void channelStats(const float *x, int64_t n, int64_t c, int64_t s, int64_t ch,
     for (int64_t j = 0; j < s; ++j)
       sq += (row[j] - mu) * (row[j] - mu);
   }
+  mean = mu;
+  var = count > 0 ? sq / count : 0.0;
+}
+
+/// Mean and 1/sqrt(biased var + eps) of channel `ch` of x [n, c, s].
+void channelStats(const float *x, int64_t n, int64_t c, int64_t s, int64_t ch,
+                  float eps, float &mean, float &rstd) {
+  double mu, var;
+  channelMoments(x, n, c, s, ch, mu, var);
   mean = (float)mu;
-  rstd = (float)(1.0 / std::sqrt((count > 0 ? sq / count : 0.0) + eps));
+  rstd = (float)(1.0 / std::sqrt(var + eps));
 }
 
 } // namespace
@@ -229,6 +240,24 @@ extern "C" void pdrt_batch_norm(pdrt_ctx *ctx, const float *x, const float *g,
       for (int64_t j = 0; j < s; ++j)
         out[j] = in[j] * scale + shift;
     }
+  }
+}
+
+extern "C" void pdrt_batch_norm_running_stats(pdrt_ctx *ctx, const float *x,
+                                              float *running_mean,
+                                              float *running_var, int64_t n,
+                                              int64_t c, int64_t s,
+                                              float momentum) {
+  if (pdrt::hasError(ctx))
+    return;
+  double k = (double)(n * s), unbias = k > 1 ? k / (k - 1) : 1.0;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    double mean, var;
+    channelMoments(x, n, c, s, ch, mean, var);
+    running_mean[ch] =
+        momentum * running_mean[ch] + (1.0f - momentum) * (float)mean;
+    running_var[ch] = momentum * running_var[ch] +
+                      (1.0f - momentum) * (float)(var * unbias);
   }
 }
 

@@ -25,6 +25,7 @@ struct pdrt_ctx {
   int rank = 0, replica = 0;
   MPI_Comm replicaComm = MPI_COMM_NULL; ///< This stage's W replicas.
   int64_t microbatch = 0; ///< Global index g = t*m + i of the running call.
+  char *state = nullptr;  ///< The stage's state region (pdrt_state_region).
   bool inBackward = false;
   pdrt::DataSource *data = nullptr;
   std::vector<MPI_Request> forwardSends, backwardSends;

@@ -61,6 +61,7 @@ private:
   char *weights(int v) { return arena_.get() + v * m_.regions.weights; }
   char *grads() { return arena_.get() + m_.regions.gradsOffset(); }
   char *optState() { return arena_.get() + m_.regions.optimizerOffset(); }
+  char *state() { return arena_.get() + m_.regions.stateOffset(); }
   char *stash(int64_t slot) {
     return arena_.get() + m_.regions.stashOffset() + slot * m_.regions.stashSlot;
   }
@@ -108,10 +109,11 @@ Status Executor::allocate() {
   std::memset(arena_.get(), 0, bytes);
   if (opts_.printMemory && replica_ == 0) {
     std::printf("memory stage=%d arena=%lld weights=%lld versions=%lld "
-                "grads=%lld optimizer=%lld stash_slot=%lld stash_slots=%lld "
-                "workspace=%lld comm=%lld\n", m_.stage, (long long)total,
-                (long long)r.weights, (long long)r.weightVersions,
-                (long long)r.grads, (long long)r.optimizer, (long long)r.stashSlot,
+                "grads=%lld optimizer=%lld state=%lld stash_slot=%lld "
+                "stash_slots=%lld workspace=%lld comm=%lld\n", m_.stage,
+                (long long)total, (long long)r.weights,
+                (long long)r.weightVersions, (long long)r.grads,
+                (long long)r.optimizer, (long long)r.state, (long long)r.stashSlot,
                 (long long)r.stashSlots, (long long)r.workspace, (long long)r.comm);
     std::fflush(stdout);
   }
@@ -145,6 +147,10 @@ Status Executor::setup() {
     return Status::error("no model: pass --model PATH.onnx");
   PDRT_RETURN_IF_ERROR(loadInitialWeights(m_, model, weights(0), m_.regions.weights,
                                           (int)m_.regions.weightVersions));
+  // State (BatchNormalization running statistics) is updated in place by
+  // each forward, in microbatch order, whatever weight version it uses.
+  ctx_.state = state();
+  PDRT_RETURN_IF_ERROR(loadInitialState(m_, model, state()));
   if (opts_.synthetic)
     data_.openSynthetic(m_, opts_.seed);
   else
@@ -292,8 +298,8 @@ Status Executor::finish() {
     PDRT_RETURN_IF_ERROR(checkTies());
   if (!opts_.saveOnnx.empty()) {
     std::string model = opts_.model.empty() ? m_.model : opts_.model;
-    PDRT_RETURN_IF_ERROR(saveTrainedModel(m_, rank_, weights(newestVersion_), model,
-                                          opts_.saveOnnx));
+    PDRT_RETURN_IF_ERROR(saveTrainedModel(m_, rank_, weights(newestVersion_),
+                                          state(), model, opts_.saveOnnx));
   }
   int rc = MPI_Barrier(MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS)

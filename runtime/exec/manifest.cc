@@ -116,13 +116,14 @@ Status parseRegions(const json &j, Regions *r) {
   PDRT_RETURN_IF_ERROR(get(j, "weight_versions", w, &r->weightVersions));
   PDRT_RETURN_IF_ERROR(get(j, "grads", w, &r->grads));
   PDRT_RETURN_IF_ERROR(get(j, "optimizer", w, &r->optimizer));
+  PDRT_RETURN_IF_ERROR(getOpt(j, "state", w, &r->state));
   PDRT_RETURN_IF_ERROR(get(j, "stash_slot", w, &r->stashSlot));
   PDRT_RETURN_IF_ERROR(get(j, "stash_slots", w, &r->stashSlots));
   PDRT_RETURN_IF_ERROR(get(j, "workspace", w, &r->workspace));
   PDRT_RETURN_IF_ERROR(get(j, "comm", w, &r->comm));
   const std::pair<const char *, int64_t> sizes[] = {
       {"weights", r->weights}, {"grads", r->grads}, {"optimizer", r->optimizer},
-      {"stash_slot", r->stashSlot}, {"workspace", r->workspace}, {"comm", r->comm}};
+      {"state", r->state}, {"stash_slot", r->stashSlot}, {"workspace", r->workspace}, {"comm", r->comm}};
   for (const auto &s : sizes)
     if (s.second < 0 || s.second % 64 != 0)
       return Status::error(format("manifest: regions.%s = %lld is not a "
@@ -167,6 +168,7 @@ Status checkOwners(const ParamInfo &p, const Manifest &m) {
 Status parseParam(const json &j, size_t i, const Manifest &m, ParamInfo *p) {
   std::string w = format("params[%zu].", i);
   PDRT_RETURN_IF_ERROR(get(j, "name", w, &p->name));
+  PDRT_RETURN_IF_ERROR(getOpt(j, "init_from", w, &p->initFrom));
   PDRT_RETURN_IF_ERROR(get(j, "shape", w, &p->shape));
   PDRT_RETURN_IF_ERROR(get(j, "offset", w, &p->offset));
   PDRT_RETURN_IF_ERROR(get(j, "grad_offset", w, &p->gradOffset));
@@ -192,6 +194,22 @@ Status parseParam(const json &j, size_t i, const Manifest &m, ParamInfo *p) {
     PDRT_RETURN_IF_ERROR(checkInside(what + " optimizer state", p->optimizerOffset,
                                      states * bytes, "optimizer", m.regions.optimizer));
   return Status::ok();
+}
+
+Status parseState(const json &j, size_t i, const Manifest &m, StateInfo *s) {
+  std::string w = format("state[%zu].", i);
+  PDRT_RETURN_IF_ERROR(get(j, "name", w, &s->name));
+  PDRT_RETURN_IF_ERROR(get(j, "shape", w, &s->shape));
+  PDRT_RETURN_IF_ERROR(get(j, "offset", w, &s->offset));
+  s->numel = 1;
+  for (int64_t d : s->shape) {
+    if (d < 0)
+      return Status::error(format("manifest: state '%s' has a negative dim",
+                                  s->name.c_str()));
+    s->numel *= d;
+  }
+  return checkInside(format("state '%s'", s->name.c_str()), s->offset,
+                     s->numel * 4, "state", m.regions.state);
 }
 
 Status parseInput(const json &j, size_t i, const Manifest &m, InputInfo *in) {
@@ -308,6 +326,7 @@ Status parseManifest(const std::string &text, Manifest *m) {
                                 scheduleName(m->schedule), (long long)needVersions,
                                 (long long)m->regions.weightVersions));
   PDRT_RETURN_IF_ERROR(parseArray(j, "params", *m, &m->params, parseParam));
+  PDRT_RETURN_IF_ERROR(parseArray(j, "state", *m, &m->state, parseState));
   PDRT_RETURN_IF_ERROR(parseArray(j, "inputs", *m, &m->inputs, parseInput));
   PDRT_RETURN_IF_ERROR(parseArray(j, "channels", *m, &m->channels, parseChannel));
   for (size_t a = 0; a < m->channels.size(); ++a)

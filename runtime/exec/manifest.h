@@ -29,11 +29,23 @@ struct OptimizerConfig {
 
 struct ParamInfo {
   std::string name;
+  /// The initializer holding the initial value when it is not `name`: an
+  /// eval-mode export's deduplicated copy, `name = Identity(initFrom)`.
+  std::string initFrom;
   std::vector<int64_t> shape;
   int64_t numel = 0, offset = 0, gradOffset = 0, optimizerOffset = 0;
   /// Stages holding a copy; more than one for a tied parameter, whose
   /// gradients are summed across the copies before every update.
   std::vector<int64_t> owners;
+};
+
+/// A state tensor of this stage (BatchNormalization running statistics): its
+/// initial value is initializer `name`, the forward updates it in place at
+/// `offset` in the state region, and --save-onnx writes it back.
+struct StateInfo {
+  std::string name;
+  std::vector<int64_t> shape;
+  int64_t numel = 0, offset = 0;
 };
 
 struct InputInfo {
@@ -52,14 +64,15 @@ struct ChannelInfo {
   bool isSend = false, isForward = false;
 };
 
-/// Region sizes in bytes and the arena offsets they imply:
-/// [weights x versions][grads][optimizer][stash_slot x slots][workspace][comm].
+/// Region sizes in bytes and the arena offsets they imply: [weights x
+/// versions][grads][optimizer][state][stash_slot x slots][workspace][comm].
 struct Regions {
-  int64_t weights = 0, weightVersions = 1, grads = 0, optimizer = 0;
+  int64_t weights = 0, weightVersions = 1, grads = 0, optimizer = 0, state = 0;
   int64_t stashSlot = 0, stashSlots = 1, workspace = 0, comm = 0;
   int64_t gradsOffset() const { return weights * weightVersions; }
   int64_t optimizerOffset() const { return gradsOffset() + grads; }
-  int64_t stashOffset() const { return optimizerOffset() + optimizer; }
+  int64_t stateOffset() const { return optimizerOffset() + optimizer; }
+  int64_t stashOffset() const { return stateOffset() + state; }
   int64_t workspaceOffset() const { return stashOffset() + stashSlot * stashSlots; }
   int64_t commOffset() const { return workspaceOffset() + workspace; }
   int64_t total() const { return commOffset() + comm; }
@@ -73,6 +86,7 @@ struct Manifest {
   std::string model;
   Regions regions;
   std::vector<ParamInfo> params;
+  std::vector<StateInfo> state;
   std::vector<InputInfo> inputs;
   std::vector<ChannelInfo> channels;
   bool loss = false;

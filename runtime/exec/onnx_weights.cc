@@ -2,9 +2,10 @@
 //
 // Reads the ModelProto with onnx_proto, finds each param's initializer by
 // name and decodes it (FLOAT or DOUBLE; raw_data, float_data/double_data or
-// EXTERNAL data relative to the model's directory). Saving serialises the
-// params of each stage into a blob, gathers the blobs on rank 0 and rewrites
-// the matching initializers as raw float32.
+// EXTERNAL data relative to the model's directory), and likewise each state
+// tensor (BatchNormalization running statistics). Saving serialises the
+// params and state of each stage into a blob, gathers the blobs on rank 0 and
+// rewrites the matching initializers as raw float32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,61 +104,147 @@ Status decodeTensor(const onnx::TensorProto &t, const std::string &modelDir,
   return Status::ok();
 }
 
-Status checkDims(const onnx::TensorProto &t, const ParamInfo &p) {
-  bool same = t.dims_size() == (int)p.shape.size();
+Status checkDims(const onnx::TensorProto &t, const std::string &name,
+                 const std::vector<int64_t> &shape) {
+  bool same = t.dims_size() == (int)shape.size();
   for (int i = 0; same && i < t.dims_size(); ++i)
-    same = t.dims(i) == p.shape[i];
+    same = t.dims(i) == shape[i];
   if (same)
     return Status::ok();
   std::string have, want;
   for (int i = 0; i < t.dims_size(); ++i)
     have += format("%s%lld", i ? "x" : "", (long long)t.dims(i));
-  for (size_t i = 0; i < p.shape.size(); ++i)
-    want += format("%s%lld", i ? "x" : "", (long long)p.shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i)
+    want += format("%s%lld", i ? "x" : "", (long long)shape[i]);
   return Status::error(format("initializer '%s' has shape [%s], the manifest "
-                              "expects [%s]", p.name.c_str(), have.c_str(),
+                              "expects [%s]", name.c_str(), have.c_str(),
                               want.c_str()));
 }
+
+/// The initializers of one model by name, and where its external data is.
+struct Initializers {
+  onnx::ModelProto model;
+  std::map<std::string, const onnx::TensorProto *> byName;
+  std::string path, dir;
+
+  Status open(const std::string &modelPath) {
+    PDRT_RETURN_IF_ERROR(readModel(modelPath, &model));
+    for (const onnx::TensorProto &t : model.graph().initializer())
+      byName[t.name()] = &t;
+    path = modelPath;
+    dir = directoryOf(modelPath);
+    return Status::ok();
+  }
+
+  /// Decodes initializer `source` (of `what`'s shape) into dst.
+  Status load(const std::string &source, const std::string &what,
+              const std::vector<int64_t> &shape, int64_t numel, float *dst) {
+    auto it = byName.find(source);
+    if (it == byName.end())
+      return Status::error(format("%s: no initializer named '%s' (%s of this "
+                                  "stage)", path.c_str(), source.c_str(),
+                                  what.c_str()));
+    PDRT_RETURN_IF_ERROR(checkDims(*it->second, source, shape));
+    return decodeTensor(*it->second, dir, numel, dst);
+  }
+};
 
 } // namespace
 
 Status loadInitialWeights(const Manifest &m, const std::string &modelPath,
                           char *weights, int64_t versionBytes, int versions) {
-  onnx::ModelProto model;
-  PDRT_RETURN_IF_ERROR(readModel(modelPath, &model));
-  std::map<std::string, const onnx::TensorProto *> byName;
-  for (const onnx::TensorProto &t : model.graph().initializer())
-    byName[t.name()] = &t;
-  std::string dir = directoryOf(modelPath);
+  Initializers inits;
+  PDRT_RETURN_IF_ERROR(inits.open(modelPath));
   for (const ParamInfo &p : m.params) {
-    auto it = byName.find(p.name);
-    if (it == byName.end())
-      return Status::error(format("%s: no initializer named '%s' (a param of "
-                                  "this stage)", modelPath.c_str(), p.name.c_str()));
-    PDRT_RETURN_IF_ERROR(checkDims(*it->second, p));
+    const std::string &source = p.initFrom.empty() ? p.name : p.initFrom;
     float *dst = reinterpret_cast<float *>(weights + p.offset);
-    PDRT_RETURN_IF_ERROR(decodeTensor(*it->second, dir, p.numel, dst));
+    PDRT_RETURN_IF_ERROR(inits.load(source, "param '" + p.name + "'", p.shape,
+                                    p.numel, dst));
     for (int v = 1; v < versions; ++v)
       std::memcpy(weights + v * versionBytes + p.offset, dst, p.numel * 4);
   }
   return Status::ok();
 }
 
+Status loadInitialState(const Manifest &m, const std::string &modelPath,
+                        char *state) {
+  if (m.state.empty())
+    return Status::ok();
+  Initializers inits;
+  PDRT_RETURN_IF_ERROR(inits.open(modelPath));
+  for (const StateInfo &s : m.state)
+    PDRT_RETURN_IF_ERROR(inits.load(
+        s.name, "state '" + s.name + "'", s.shape, s.numel,
+        reinterpret_cast<float *>(state + s.offset)));
+  return Status::ok();
+}
+
+namespace {
+
+void setFloatData(onnx::TensorProto &t, const std::vector<float> &data) {
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.clear_float_data();
+  t.clear_double_data();
+  t.clear_external_data();
+  t.set_data_location(onnx::TensorProto::DEFAULT);
+  t.set_raw_data(data.data(), data.size() * sizeof(float));
+}
+
+/// Turns the copy `name = Identity(initializer)` of an eval-mode export into
+/// an initializer of its own holding `data`: the Identity node is removed
+/// (and, below IR 4, the new initializer is also declared a graph input).
+Status materialiseCopy(onnx::ModelProto &model, const std::string &name,
+                       const std::vector<float> &data) {
+  onnx::GraphProto &graph = *model.mutable_graph();
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto &node = graph.node(i);
+    if (node.op_type() != "Identity" || node.output_size() != 1 ||
+        node.output(0) != name || node.input_size() != 1)
+      continue;
+    const onnx::TensorProto *source = nullptr;
+    for (const onnx::TensorProto &t : graph.initializer())
+      if (t.name() == node.input(0))
+        source = &t;
+    if (!source)
+      break;
+    onnx::TensorProto copy;
+    copy.set_name(name);
+    copy.mutable_dims()->CopyFrom(source->dims());
+    setFloatData(copy, data);
+    *graph.add_initializer() = std::move(copy);
+    if (model.ir_version() < 4)
+      for (const onnx::ValueInfoProto &in : graph.input())
+        if (in.name() == source->name()) {
+          onnx::ValueInfoProto declared = in;
+          declared.set_name(name);
+          *graph.add_input() = std::move(declared);
+          break;
+        }
+    graph.mutable_node()->DeleteSubrange(i, 1);
+    return Status::ok();
+  }
+  return Status::error(format("trained param '%s' is neither an initializer "
+                              "nor an Identity copy of one in the model",
+                              name.c_str()));
+}
+
+} // namespace
+
 Status writeTrainedModel(const std::string &modelPath, const ParamValues &values,
                          const std::string &outPath) {
   onnx::ModelProto model;
   PDRT_RETURN_IF_ERROR(readModel(modelPath, &model));
+  std::map<std::string, bool> written;
   for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer()) {
     auto it = values.find(t.name());
     if (it == values.end())
       continue;
-    t.set_data_type(onnx::TensorProto::FLOAT);
-    t.clear_float_data();
-    t.clear_double_data();
-    t.clear_external_data();
-    t.set_data_location(onnx::TensorProto::DEFAULT);
-    t.set_raw_data(it->second.data(), it->second.size() * sizeof(float));
+    setFloatData(t, it->second);
+    written[t.name()] = true;
   }
+  for (const auto &[name, data] : values)
+    if (!written.count(name))
+      PDRT_RETURN_IF_ERROR(materialiseCopy(model, name, data));
   std::string tmp = outPath + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -171,23 +258,30 @@ Status writeTrainedModel(const std::string &modelPath, const ParamValues &values
 
 namespace {
 
-/// Serialises params as repeated [u64 name length][name][u64 numel][floats].
-std::vector<char> packParams(const Manifest &m, const char *weights) {
+/// Serialises params and state as repeated
+/// [u64 name length][name][u64 numel][floats].
+std::vector<char> packParams(const Manifest &m, const char *weights,
+                             const char *state) {
   std::vector<char> blob;
   auto put = [&](const void *p, size_t n) {
     blob.insert(blob.end(), (const char *)p, (const char *)p + n);
+  };
+  auto tensor = [&](const std::string &name, int64_t n, const char *data) {
+    uint64_t len = name.size(), numel = n;
+    put(&len, 8);
+    put(name.data(), len);
+    put(&numel, 8);
+    put(data, numel * 4);
   };
   for (const ParamInfo &p : m.params) {
     // A tied parameter is written once, by its first owner (the copies are
     // identical: their gradients are summed before every update).
     if (!p.owners.empty() && p.owners.front() != m.stage)
       continue;
-    uint64_t len = p.name.size(), numel = p.numel;
-    put(&len, 8);
-    put(p.name.data(), len);
-    put(&numel, 8);
-    put(weights + p.offset, numel * 4);
+    tensor(p.name, p.numel, weights + p.offset);
   }
+  for (const StateInfo &s : m.state)
+    tensor(s.name, s.numel, state + s.offset);
   return blob;
 }
 
@@ -215,11 +309,12 @@ Status unpackParams(const std::vector<char> &blob, ParamValues *values) {
 } // namespace
 
 Status saveTrainedModel(const Manifest &m, int rank, const char *weights,
-                        const std::string &modelPath, const std::string &outPath) {
+                        const char *state, const std::string &modelPath,
+                        const std::string &outPath) {
   int replica = rank % m.replicas;
   if (replica != 0)
     return Status::ok();
-  std::vector<char> blob = packParams(m, weights);
+  std::vector<char> blob = packParams(m, weights, state);
   if (rank != 0) {
     uint64_t size = blob.size();
     PDRT_RETURN_IF_ERROR(sendBytes(&size, 8, 0, kTagGatherSize));

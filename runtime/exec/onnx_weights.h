@@ -1,8 +1,9 @@
 //===- onnx_weights.h - Initial weights from ONNX, trained ones back -*- C++ -*-===//
 //
-// Loads each param's initial value from the model's initializers (raw_data,
-// float_data or external data) and writes the trained model: rank 0 gathers
-// the params of every stage's replica 0 and rewrites their initializers.
+// Loads each param's and state tensor's initial value from the model's
+// initializers (raw_data, float_data or external data) and writes the
+// trained model: rank 0 gathers the params and state of every stage's
+// replica 0 and rewrites their initializers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,11 @@ namespace pdrt {
 Status loadInitialWeights(const Manifest &m, const std::string &modelPath,
                           char *weights, int64_t versionBytes, int versions);
 
+/// Copies every state tensor's initializer of `modelPath` into the state
+/// region `state` (at each tensor's offset).
+Status loadInitialState(const Manifest &m, const std::string &modelPath,
+                        char *state);
+
 /// Trained values by initializer name.
 using ParamValues = std::map<std::string, std::vector<float>>;
 
@@ -31,9 +37,12 @@ Status writeTrainedModel(const std::string &modelPath, const ParamValues &values
                          const std::string &outPath);
 
 /// Collective over MPI_COMM_WORLD: replica 0 of every stage sends its params
-/// (read from the weight buffer `weights`) to rank 0, which writes the model.
+/// (read from the weight buffer `weights`) and its state (from the state
+/// region `state`; each replica updates its own from its own microbatches,
+/// replica 0's is saved) to rank 0, which writes the model.
 Status saveTrainedModel(const Manifest &m, int rank, const char *weights,
-                        const std::string &modelPath, const std::string &outPath);
+                        const char *state, const std::string &modelPath,
+                        const std::string &outPath);
 
 } // namespace pdrt
 

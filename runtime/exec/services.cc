@@ -1,8 +1,8 @@
 //===- services.cc - Training services called by generated code --------------===//
 //
 // pdrt_load_input (rows of the current microbatch from the data source),
-// pdrt_grad_seed (1 / (m * W)), pdrt_report_loss (per-step loss sums) and
-// the sticky error every kernel reports through.
+// pdrt_grad_seed (1 / (m * W)), pdrt_report_loss (per-step loss sums),
+// pdrt_state_region and the sticky error every kernel reports through.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +58,8 @@ extern "C" void pdrt_grad_seed(pdrt_ctx *ctx, float *seed) {
   const pdrt::Manifest &m = *ctx->manifest;
   *seed = 1.0f / (float)(m.microbatches * m.replicas);
 }
+
+extern "C" char *pdrt_state_region(pdrt_ctx *ctx) { return ctx->state; }
 
 extern "C" void pdrt_report_loss(pdrt_ctx *ctx, const float *loss) {
   if (pdrt::hasError(ctx))

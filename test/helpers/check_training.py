@@ -6,12 +6,17 @@ Compiles MODEL with pdc into a plan directory, trains it with PLAN/run
 batches, and compares every trained initializer (relative error
 max|a-b| / (max|b| + 1e-12) per tensor, the max over tensors must be <= --tol)
 and every printed step loss (within 10 * --tol, relative to max(|ref|, 1)).
+The saved state (BatchNormalization running statistics, updated by every
+forward) is also compared on its own, within --state-tol.
 
 Options add checks: --compare-to-replicas W2 also trains with W2 replicas on the
 same global batch (m scaled by W/W2) and compares the two pdc runs;
 --check-memory checks that each stage's printed arena size equals
 plan.json's memory_bytes[k].total; --check-ties runs with --check-ties (tied
-copies bitwise identical at the end) and prints plan.json's tied parameters.
+copies bitwise identical at the end) and prints plan.json's tied parameters;
+--check-saved runs onnx.checker on the saved model and evaluates it with the
+torch interpreter on the first microbatch, which must give the loss of the
+reference model at its trained weights.
 
 Prints PASS or FAIL (last line); exits 1 on failure. Runs under /usr/bin/python3.
 """
@@ -46,12 +51,17 @@ def parse_args():
     torch_reference.add_training_args(p)
     p.add_argument("--stages", type=int, required=True, help="pipeline depth d")
     p.add_argument("--tol", type=float, default=1e-4)
+    p.add_argument("--state-tol", type=float, default=1e-5,
+                   help="tolerance of the saved state (BatchNormalization "
+                   "running statistics), also within --tol")
     p.add_argument("--compare-to-replicas", type=int, metavar="W2",
                    help="also run with W2 replicas on the same global batch")
     p.add_argument("--check-memory", action="store_true",
                    help="check printed arena bytes against plan.json")
     p.add_argument("--check-ties", action="store_true",
                    help="make the run fail unless tied copies stay identical")
+    p.add_argument("--check-saved", action="store_true",
+                   help="check the saved model with onnx.checker and evaluate it")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=N",
                    help="size of a symbolic input dimension, passed to pdc")
     p.add_argument("--work-dir", help="keep plans and outputs here (default: a "
@@ -118,7 +128,26 @@ def pdc_train(args, work_dir, replicas, microbatches):
     stdout = run_plan(args, plan_dir, out_onnx)
     weights = {t.name: numpy_helper.to_array(t)
                for t in onnx.load(out_onnx).graph.initializer}
+    if args.check_saved:
+        check_saved(args, out_onnx)
     return plan, weights, parse_losses(stdout, args.steps), stdout
+
+
+def check_saved(args, saved):
+    """The saved model is valid ONNX and computes the trained model's loss."""
+    try:
+        onnx.checker.check_model(onnx.load(saved), full_check=True)
+    except onnx.checker.ValidationError as err:
+        raise CheckFailure(f"saved model {saved} is not valid ONNX: {err}")
+    data = torch_reference.load_data(args.data, torch_reference.OnnxModule(
+        args.model).input_names)
+    batch = torch_reference.step_microbatches(data, 0, args.microbatch, 1)[0]
+    got = torch_reference.OnnxModule(saved).loss({}, batch).item()
+    ref = torch_reference.evaluate(args.model, args.saved_reference, batch)
+    if not abs(got - ref) <= args.tol * max(abs(ref), 1.0):
+        raise CheckFailure(f"saved model: loss {got} on the first microbatch, "
+                           f"the reference model at its trained weights gives {ref}")
+    print(f"saved model: valid ONNX, first-microbatch loss {got:.6f} matches")
 
 
 def parse_losses(stdout, steps):
@@ -200,9 +229,14 @@ def check(args, work_dir):
             args.microbatch, args.microbatches, args.replicas, args.steps)
     except (NotImplementedError, OSError, ValueError) as err:
         raise CheckFailure(f"torch reference: {err}")
+    args.saved_reference = ref_weights
     plan, weights, losses, stdout = pdc_train(args, work_dir, args.replicas,
                                               args.microbatches)
     compare_weights(weights, ref_weights, args.tol, "pdc vs torch")
+    state = torch_reference.OnnxModule(args.model).state_names
+    if state:
+        compare_weights(weights, {n: ref_weights[n] for n in state},
+                        args.state_tol, "running statistics")
     compare_losses(losses, ref_losses, 10 * args.tol, "pdc vs torch")
     if args.check_memory:
         check_memory(plan, stdout)

@@ -9,6 +9,10 @@ weights to an .npz keyed by initializer name.
 - flush, gpipe: W(t+1) = W(t) - lr * grad f(W(t)).
 - 2bw:          W(t+1) = W(t) - lr * grad f(W(t-1)), W(-1) = W(0); the optimizer
   (momentum, Adam, AdamW) is fed that delayed gradient.
+- State (BatchNormalization running statistics) is updated by every forward
+  in microbatch order, each replica from its own microbatches; the result is
+  replica 0's (the first m microbatches of each step), whose forwards use the
+  weights of that step's gradient (W(t-1) under 2bw).
 - Step t consumes samples [t*B, (t+1)*B) modulo the sample count, B = b*m*W.
   The loss of a step is the mean of its b*m*W/b microbatch losses (the graph is
   evaluated per microbatch of b samples, as exported), which is the mean over
@@ -73,10 +77,19 @@ def hyperparameters(args):
 # Training
 # ----------------------------------------------------------------------------
 
-def gradient(module, weights, batch):
-    """Return (mean loss, gradients) of the microbatches at the given weights."""
+def gradient(module, weights, batch, state, updating):
+    """Return (mean loss, gradients) of the microbatches at the given weights.
+    The microbatches run in order; the first `updating` of them (replica 0's)
+    update `state` (running statistics) in place, each reading the state the
+    previous one left."""
     live = {n: w.detach().clone().requires_grad_(True) for n, w in weights.items()}
-    loss = sum(module.loss(live, mb) for mb in batch) / len(batch)
+    total = 0
+    for k, mb in enumerate(batch):
+        updates = {}
+        total = total + module.loss({**live, **state}, mb, updates=updates)
+        if k < updating:
+            state.update(updates)
+    loss = total / len(batch)
     # allow_unused: buffers such as attention masks get no gradient (None),
     # which torch.optim skips, as pdc keeps them constant.
     grads = torch.autograd.grad(loss, list(live.values()), allow_unused=True)
@@ -91,21 +104,37 @@ def train(model_path, data_dir, schedule, hp, microbatch, microbatches, replicas
     module = OnnxModule(model_path)
     data = load_data(data_dir, module.input_names)
     weights = {n: module.params[n].clone() for n in module.trainable()}
+    state = {n: module.params[n].clone() for n in module.state_names}
     optimizer = make_optimizer(list(weights.values()), hp)
     previous = {n: w.clone() for n, w in weights.items()}   # W(t-1); W(-1) = W(0)
-    losses = []
+    losses, trained = [], set()
     for step in range(steps):
         batch = step_microbatches(data, step, microbatch, microbatches * replicas)
         at = previous if schedule == "2bw" else weights
-        loss, grads = gradient(module, at, batch)
+        loss, grads = gradient(module, at, batch, state, microbatches)
         losses.append(loss)
         previous = {n: w.clone() for n, w in weights.items()}
         for name, w in weights.items():
             w.grad = grads[name]
+        trained.update(n for n, g in grads.items() if g is not None)
         optimizer.step()
-    final = {n: t.numpy() for n, t in module.params.items()}
-    final.update({n: w.detach().numpy() for n, w in weights.items()})
+    # The file's initializers, and the copies of an eval-mode export that are
+    # trained parameters (pdc saves those as initializers of their own; a
+    # copy of a buffer, such as a second attention mask, stays an Identity).
+    final = {n: module.params[n].numpy() for n in module.initializers()}
+    final.update({n: w.detach().numpy() for n, w in weights.items()
+                  if n not in module.copies or n in trained})
+    final.update({n: t.numpy() for n, t in state.items()})
     return final, losses
+
+
+def evaluate(model_path, weights, batch):
+    """The loss of one microbatch with the given (numpy) weights."""
+    module = OnnxModule(model_path)
+    live = {n: torch.from_numpy(np.asarray(w)) for n, w in weights.items()
+            if n in module.params}
+    with torch.no_grad():
+        return module.loss(live, batch).item()
 
 
 # ----------------------------------------------------------------------------
@@ -142,7 +171,9 @@ def self_test(args):
         return train(args.model, args.data, schedule, {**hp, **overrides},
                      args.microbatch, args.microbatches, args.replicas, steps)[0]
 
-    init = {n: t.numpy() for n, t in OnnxModule(args.model).params.items()}
+    module = OnnxModule(args.model)
+    init = {n: module.params[n].numpy() for n in module.trainable()
+            if n not in module.copies}
     sgd = dict(optimizer="sgd", weight_decay=0.0)
     checks = [
         ("2bw with lr=0 keeps the initial weights",

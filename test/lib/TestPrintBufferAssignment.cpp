@@ -1,8 +1,9 @@
 //===- TestPrintBufferAssignment.cpp - Print pd-allocate-buffers -*- C++ -*-=//
 //
 // -test-pd-print-buffer-assignment prints, in IR order, the home of every
-// tensor of every stage function, each stage's region sizes and total, and
-// each stage's parameter copies (offsets and owner stages), so that FileCheck
+// tensor of every stage function, each stage's region sizes and total, each
+// stage's parameter copies (offsets and owner stages) and its pd.state
+// layout, so that FileCheck
 // can match what pd-allocate-buffers decided.
 //
 //===----------------------------------------------------------------------===//
@@ -80,6 +81,10 @@ void TestPrintBufferAssignmentPass::runOnOperation() {
         os << " " << owner;
       os << "\n";
     }
+    for (const StageState &st : info->state)
+      os << "stage = " << s << ", state = " << st.name
+         << ", offset = " << st.offset << ", region bytes = " << r.state
+         << "\n";
   }
 }
 

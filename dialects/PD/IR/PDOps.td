@@ -79,8 +79,36 @@ def PD_ParamOp : PD_Op<"param", [Symbol]> {
     the ONNX file (or its external data) named by `onnx_name`; the runtime
     loads it. Functions read it with `pd.param_ref`.
 
+    `init_from` names the initializer holding the initial value when there is
+    none named `onnx_name`: an eval-mode torch export keeps one of several
+    equal initializers and copies it with `onnx_name = Identity(init_from)`
+    for the others (every LayerNorm weight is all ones); each copy is its
+    own parameter, and `--save-onnx` writes it as an initializer of its own.
+
     ```mlir
     pd.param @fc1.weight {onnx_name = "fc1.weight"} : tensor<16x8xf32>
+    pd.param @ln2.weight {init_from = "ln1.weight", onnx_name = "ln2.weight"} : tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<PD_F32Tensor>:$type,
+                       StrAttr:$onnx_name,
+                       OptionalAttr<StrAttr>:$init_from);
+  let assemblyFormat = "$sym_name attr-dict `:` $type";
+}
+
+def PD_StateOp : PD_Op<"state", [Symbol]> {
+  let summary = "Declares a persistent tensor that is not trained.";
+  let description = [{
+    A module-level symbol for state that ops update in the forward pass but
+    that gets no gradient and no optimizer step: the running mean and
+    variance of a training-mode BatchNormalization. Its initial value is the
+    ONNX initializer `onnx_name`; the stage that owns the updating op keeps
+    it in its `state` region (one copy, not versioned under 2bw), and
+    `--save-onnx` writes it back.
+
+    ```mlir
+    pd.state @bn1.running_mean {onnx_name = "bn1.running_mean"} : tensor<8xf32>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,

@@ -183,6 +183,28 @@ LogicalResult BatchNormOp::verify() {
       return failure();
   if (getType() != getInput().getType())
     return emitOpError("result type must be the input type");
+  bool stats = getRunningMean() && getRunningVar();
+  if (stats != getMomentum().has_value() ||
+      (!stats && (getRunningMean() || getRunningVar())))
+    return emitOpError("running_mean, running_var and momentum come together");
+  return success();
+}
+
+/// The running statistics name pd.state symbols of shape [C].
+LogicalResult
+BatchNormOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Type channels = getScale().getType();
+  for (FlatSymbolRefAttr sym : {getRunningMeanAttr(), getRunningVarAttr()}) {
+    if (!sym)
+      continue;
+    auto state = symbolTable.lookupNearestSymbolFrom<StateOp>(*this, sym);
+    if (!state)
+      return emitOpError("'") << sym.getValue() << "' does not name a pd.state";
+    if (state.getType() != channels)
+      return emitOpError("running statistic '")
+             << sym.getValue() << "' has type " << state.getType()
+             << ", expected " << channels;
+  }
   return success();
 }
 

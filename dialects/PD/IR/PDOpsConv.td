@@ -89,26 +89,37 @@ def PD_Conv2dGradFilterOp : PD_Op<"conv2d_grad_filter", [Pure,
 // Batch normalization
 //===----------------------------------------------------------------------===//
 
-def PD_BatchNormOp : PD_Op<"batch_norm", [Pure,
+def PD_BatchNormOp : PD_Op<"batch_norm", [
     DeclareOpInterfaceMethods<PD_GradientOpInterface>,
-    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+    DeclareOpInterfaceMethods<PD_CostOpInterface>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Batch normalization with the statistics of the batch.";
   let description = [{
     For x [N, C, D...]: per channel c, mean and biased variance over N and
     D..., then y = (x - mean) / sqrt(var + epsilon) * scale[c] + bias[c].
-    ONNX BatchNormalization in training mode imports to this op; the
-    running statistics it also defines are not computed (they are not
-    trained and nothing in a training graph may read them). In inference
-    mode it imports to pd.mul/pd.sub/pd.add with the running statistics as
-    constants: y = x * k + (bias - mean * k), k = scale / sqrt(var + eps),
-    so only scale and bias are trained.
+    ONNX BatchNormalization in training mode imports to this op. With
+    `running_mean` and `running_var` (pd.state symbols of shape [C]) each
+    execution also updates them as torch does (ONNX's momentum m is 1 -
+    torch's): running_mean = m * running_mean + (1 - m) * mean and
+    running_var = m * running_var + (1 - m) * var * k / (k - 1), the
+    unbiased variance over k = N * prod(D...) elements. That update is the
+    op's only side effect: it runs once per microbatch forward, in
+    microbatch order; a recomputed forward must drop the two attributes.
+    In inference mode ONNX BatchNormalization imports to
+    pd.mul/pd.sub/pd.add with the running statistics as constants:
+    y = x * k + (bias - mean * k), k = scale / sqrt(var + eps), so only
+    scale and bias are trained.
 
     ```mlir
     %y = pd.batch_norm %x, %g, %b {epsilon = 1.0e-05 : f32} : tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>
+    %z = pd.batch_norm %x, %g, %b {epsilon = 1.0e-05 : f32, momentum = 0.9 : f32, running_mean = @bn.running_mean, running_var = @bn.running_var} : tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$input, PD_F32Tensor:$scale,
-                       PD_F32Tensor:$bias, F32Attr:$epsilon);
+                       PD_F32Tensor:$bias, F32Attr:$epsilon,
+                       OptionalAttr<F32Attr>:$momentum,
+                       OptionalAttr<FlatSymbolRefAttr>:$running_mean,
+                       OptionalAttr<FlatSymbolRefAttr>:$running_var);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = [{
     $input `,` $scale `,` $bias attr-dict `:` type($input) `,` type($scale) `,` type($bias) `->` type($result)

@@ -19,21 +19,32 @@ namespace mlir::pd {
 
 /// Byte sizes of a stage's arena regions (docs/stage-manifest.md).
 struct StageRegions {
-  int64_t weights = 0, weightVersions = 1, grads = 0, optimizer = 0,
+  int64_t weights = 0, weightVersions = 1, grads = 0, optimizer = 0, state = 0,
           stashSlot = 0, stashSlots = 1, workspace = 0, comm = 0;
   /// The whole arena: what the runtime allocates for this stage.
   int64_t total() const {
-    return weights * weightVersions + grads + optimizer +
+    return weights * weightVersions + grads + optimizer + state +
            stashSlot * stashSlots + workspace + comm;
   }
 };
 
 struct StageParam {
   std::string name; ///< ONNX initializer name.
+  /// The initializer holding the initial value when it is not `name` (an
+  /// eval-mode export's deduplicated copy); empty otherwise.
+  std::string initFrom;
   std::vector<int64_t> shape;
   int64_t offset = 0, gradOffset = 0, optimizerOffset = 0;
   /// Every stage holding a copy (more than one for tied parameters).
   std::vector<int64_t> owners;
+};
+
+/// A pd.state tensor this stage updates (BatchNormalization running
+/// statistics): not trained, one copy in the state region.
+struct StageState {
+  std::string name; ///< ONNX initializer name.
+  std::vector<int64_t> shape;
+  int64_t offset = 0;
 };
 
 struct StageInput {
@@ -52,6 +63,7 @@ struct StageInfo {
   int64_t stage = 0;
   StageRegions regions;
   std::vector<StageParam> params;
+  std::vector<StageState> state;
   std::vector<StageInput> inputs;
   std::vector<StageChannel> channels;
   bool loss = false;

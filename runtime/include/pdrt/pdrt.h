@@ -124,6 +124,11 @@ void pdrt_grad_seed(pdrt_ctx *ctx, float *seed);
 /// Records the loss of the current microbatch (last stage only).
 void pdrt_report_loss(pdrt_ctx *ctx, const float *loss);
 
+/// The base of this stage's state region (the manifest's `state`: tensors
+/// such as BatchNormalization running statistics that the forward updates
+/// in place; one copy, not versioned).
+char *pdrt_state_region(pdrt_ctx *ctx);
+
 /// Starts sending `bytes` bytes on `channel` (non-blocking). The buffer must
 /// stay untouched until the runtime completes the send, which it does
 /// before calling the same stage function again.

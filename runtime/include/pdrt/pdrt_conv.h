@@ -43,6 +43,17 @@ void pdrt_batch_norm(pdrt_ctx *ctx, const float *x, const float *g,
                      const float *b, float *y, int64_t n, int64_t c, int64_t s,
                      float eps);
 
+/// Updates the running statistics of a training-mode batch normalization of
+/// x viewed as [n, c, s] as torch does, with ONNX's momentum m (torch's is
+/// 1 - m) and k = n * s elements per channel:
+/// running_mean = m running_mean + (1 - m) mean,
+/// running_var = m running_var + (1 - m) var k / (k - 1) (unbiased; the
+/// biased variance when k = 1).
+void pdrt_batch_norm_running_stats(pdrt_ctx *ctx, const float *x,
+                                   float *running_mean, float *running_var,
+                                   int64_t n, int64_t c, int64_t s,
+                                   float momentum);
+
 /// Its gradients (statistics recomputed from x), with k = n * s:
 /// db = sum dy, dg = sum dy xhat, dx = g rstd / k (k dy - db - xhat dg).
 void pdrt_batch_norm_grad(pdrt_ctx *ctx, const float *dy, const float *x,

@@ -126,6 +126,36 @@ func.func @bn_result(%x: tensor<2x4x3xf32>, %g: tensor<4xf32>) {
 
 // -----
 
+// Tests that batch norm's running statistics come with a momentum.
+pd.state @rm {onnx_name = "rm"} : tensor<4xf32>
+func.func @bn_stats_momentum(%x: tensor<2x4x3xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'pd.batch_norm' op running_mean, running_var and momentum come together}}
+  %0 = pd.batch_norm %x, %g, %g {epsilon = 1.0e-05 : f32, running_mean = @rm, running_var = @rm} : tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4x3xf32>
+  return
+}
+
+// -----
+
+// Tests that batch norm's running statistics name pd.state symbols.
+pd.param @w {onnx_name = "w"} : tensor<4xf32>
+func.func @bn_stats_symbol(%x: tensor<2x4x3xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'pd.batch_norm' op 'w' does not name a pd.state}}
+  %0 = pd.batch_norm %x, %g, %g {epsilon = 1.0e-05 : f32, momentum = 0.9 : f32, running_mean = @w, running_var = @w} : tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4x3xf32>
+  return
+}
+
+// -----
+
+// Tests that batch norm's running statistics have one value per channel.
+pd.state @rm {onnx_name = "rm"} : tensor<3xf32>
+func.func @bn_stats_shape(%x: tensor<2x4x3xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'pd.batch_norm' op running statistic 'rm' has type 'tensor<3xf32>', expected 'tensor<4xf32>'}}
+  %0 = pd.batch_norm %x, %g, %g {epsilon = 1.0e-05 : f32, momentum = 0.9 : f32, running_mean = @rm, running_var = @rm} : tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4x3xf32>
+  return
+}
+
+// -----
+
 // Tests that a pooling kernel has two positive sizes.
 func.func @pool_kernel(%x: tensor<1x2x4x4xf32>) {
   // expected-error @+1 {{'pd.max_pool2d' op kernel_shape must have 2 entries, each at least 1}}

@@ -16,11 +16,17 @@ func.func @conv(%x: tensor<2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf
   return
 }
 
+// CHECK: pd.state @rm {onnx_name = "bn.running_mean"} : tensor<4xf32>
+pd.state @rm {onnx_name = "bn.running_mean"} : tensor<4xf32>
+pd.state @rv {onnx_name = "bn.running_var"} : tensor<4xf32>
+
 // CHECK-LABEL: func.func @norm_pool_pad
 func.func @norm_pool_pad(%x: tensor<2x4x8x8xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>,
                          %dp: tensor<2x4x4x4xf32>) {
   // CHECK: pd.batch_norm %{{.+}}, %{{.+}}, %{{.+}} {epsilon = 9.99999974E-6 : f32} : tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>
   %y = pd.batch_norm %x, %g, %b {epsilon = 1.0e-05 : f32} : tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>
+  // CHECK: pd.batch_norm %{{.+}}, %{{.+}}, %{{.+}} {epsilon = 9.99999974E-6 : f32, momentum = 0.899999976 : f32, running_mean = @rm, running_var = @rv}
+  %s = pd.batch_norm %x, %g, %b {epsilon = 1.0e-05 : f32, momentum = 0.9 : f32, running_mean = @rm, running_var = @rv} : tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>
   // CHECK: pd.batch_norm_grad %{{.+}}, %{{.+}}, %{{.+}} {epsilon = 9.99999974E-6 : f32} : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>
   %dx, %dg, %db = pd.batch_norm_grad %y, %x, %g {epsilon = 1.0e-05 : f32} : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>
   // CHECK: pd.max_pool2d %{{.+}} {ceil_mode, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 0, 0>, strides = array<i64: 2, 2>} : tensor<2x4x8x8xf32> -> tensor<2x4x4x4xf32>

@@ -1,9 +1,10 @@
 //===- conv_kernels_test.cc - Conv family kernels vs references -----------===//
 //
 // pdrt_conv2d against a naive direct convolution (strides, asymmetric pads,
-// dilations, groups, bias), its input and filter gradients, batch norm,
-// max and average pooling gradients against finite differences of the
-// forward kernels on tiny shapes, the output-size rule and pdrt_pad.
+// dilations, groups, bias), its input and filter gradients, batch norm (and
+// its running-statistics update against torch's formula), max and average
+// pooling gradients against finite differences of the forward kernels on
+// tiny shapes, the output-size rule and pdrt_pad.
 //
 //===----------------------------------------------------------------------===//
 
@@ -208,6 +209,37 @@ TEST(BatchNorm, NormalizesPerChannelAndGradientMatches) {
   expectGradient(x, dx, loss, 1e-2f, 5e-3, "dx");
   expectGradient(gam, dg, loss, 1e-2f, 2e-3, "dgamma");
   expectGradient(bet, db, loss, 1e-2f, 2e-3, "dbeta");
+}
+
+TEST(BatchNorm, RunningStatisticsAsTorchUpdatesThem) {
+  // torch: running = (1 - t) running + t stat with t = 1 - ONNX momentum and
+  // the unbiased variance; two updates chain.
+  const int64_t n = 2, c = 3, s = 4, k = n * s;
+  const float momentum = 0.9f;
+  std::vector<float> mean = {0.5f, -1.0f, 0.0f}, var = {1.0f, 2.0f, 0.5f};
+  std::vector<float> wantMean = mean, wantVar = var;
+  for (unsigned seed : {11u, 12u}) {
+    std::vector<float> x = randomVector(n * c * s, seed);
+    for (float &v : x)
+      v = 3.0f * v + 1.0f;
+    pdrt_batch_norm_running_stats(nullptr, x.data(), mean.data(), var.data(),
+                                  n, c, s, momentum);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      double m = 0, v = 0;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < s; ++j)
+          m += x[(i * c + ch) * s + j];
+      m /= k;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < s; ++j)
+          v += std::pow(x[(i * c + ch) * s + j] - m, 2);
+      v /= k - 1;
+      wantMean[ch] = momentum * wantMean[ch] + (1 - momentum) * m;
+      wantVar[ch] = momentum * wantVar[ch] + (1 - momentum) * v;
+      EXPECT_NEAR(mean[ch], wantMean[ch], 1e-5 * (1 + std::fabs(wantMean[ch])));
+      EXPECT_NEAR(var[ch], wantVar[ch], 1e-5 * (1 + std::fabs(wantVar[ch])));
+    }
+  }
 }
 
 /// Pooling forward + gradient against finite differences.

@@ -209,7 +209,7 @@ def main():
         assert res.returncode == 0, res.stderr
         for k in (0, 1):
             assert re.search(r"^memory stage=%d arena=\d+ weights=\d+ versions=1 grads=\d+ "
-                             r"optimizer=\d+ stash_slot=\d+ stash_slots=\d+ workspace=\d+ "
+                             r"optimizer=\d+ state=\d+ stash_slot=\d+ stash_slots=\d+ workspace=\d+ "
                              r"comm=\d+$" % k, res.stdout, re.M), res.stdout
         print("ok  --synthetic --print-memory")
 

@@ -17,6 +17,7 @@ import torch
 from onnx import numpy_helper
 
 OPS = {}
+STATE_INPUTS = {}
 
 
 def register(name):
@@ -27,12 +28,23 @@ def register(name):
     return wrap
 
 
+def register_state(name):
+    """Decorator: `fn(node, attrs, opset)` returns the input indices of an
+    `name` node that are state it updates (BatchNormalization's running
+    statistics in training mode)."""
+    def wrap(fn):
+        STATE_INPUTS[name] = fn
+        return fn
+    return wrap
+
+
 @dataclasses.dataclass
 class OpContext:
     opset: int
     node: onnx.NodeProto
     index: int                  # position of the node in the graph
     rng: dict                   # {"seed", "step", "microbatch"} for Dropout
+    updates: dict = None        # state name -> new value, when collected
 
 
 def attrs_of(node):
@@ -70,25 +82,62 @@ class OnnxModule:
             if value.is_floating_point():
                 value = value.to(dtype)
             self.params[t.name] = value
+        self.copies = self._untie_copies(graph)
+        self.state_names = self._state_names(graph)
         self.input_names = [i.name for i in graph.input
                             if i.name not in self.params]
         self.loss_name = graph.output[0].name
         self.dtype = dtype
 
-    def trainable(self):
-        """The names of the floating-point initializers (the weights)."""
-        return [n for n, t in self.params.items() if t.is_floating_point()]
+    def _untie_copies(self, graph):
+        """An eval-mode export keeps one of several equal initializers and
+        copies it for the others (`copy = Identity(kept)`): each copy is a
+        distinct tensor of the torch module (every LayerNorm weight), so it
+        gets its own entry in params, initialised with the kept value, and
+        the Identity is not evaluated. Returns {copy: kept initializer}."""
+        copies = {}
+        for node in graph.node:
+            if (node.op_type == "Identity" and len(node.input) == 1 and
+                    node.input[0] in self.params and
+                    node.output[0] not in self.params and
+                    self.params[node.input[0]].is_floating_point()):
+                self.params[node.output[0]] = self.params[node.input[0]].clone()
+                copies[node.output[0]] = copies.get(node.input[0], node.input[0])
+        return copies
 
-    def loss(self, weights, inputs, rng=None):
-        """Evaluates the graph; weights and inputs map names to tensors."""
+    def _state_names(self, graph):
+        """Initializers that ops update as state (STATE_INPUTS), in order."""
+        names = []
+        for node in graph.node:
+            fn = STATE_INPUTS.get(node.op_type)
+            if fn:
+                names += [node.input[i] for i in fn(node, attrs_of(node), self.opset)]
+        return names
+
+    def initializers(self):
+        """The names of the model file's own initializers (not the copies)."""
+        return [n for n in self.params if n not in self.copies]
+
+    def trainable(self):
+        """The names of the floating-point initializers that are not state
+        (the weights)."""
+        return [n for n, t in self.params.items()
+                if t.is_floating_point() and n not in self.state_names]
+
+    def loss(self, weights, inputs, rng=None, updates=None):
+        """Evaluates the graph; weights and inputs map names to tensors
+        (state included, else its initial value is used). With `updates`
+        (a dict) the ops that update state record its new values there."""
         env = dict(self.params)
         env.update(weights)
         for name, value in inputs.items():
             env[name] = value.to(self.dtype) if value.is_floating_point() else value
         rng = rng or {"seed": 0, "step": 0, "microbatch": 0}
         for index, node in enumerate(self.model.graph.node):
+            if node.op_type == "Identity" and node.output[0] in self.copies:
+                continue
             args = [env[n] if n else None for n in node.input]
-            ctx = OpContext(self.opset, node, index, rng)
+            ctx = OpContext(self.opset, node, index, rng, updates)
             out = OPS[node.op_type](args, attrs_of(node), ctx)
             outs = out if isinstance(out, (tuple, list)) else (out,)
             for name, value in zip(node.output, outs):

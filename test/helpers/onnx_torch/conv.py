@@ -1,7 +1,8 @@
 """Interpreters of the ONNX conv ops (see __init__.py for the op signature).
 
-Conv, BatchNormalization (training mode with batch statistics, inference
-mode with the running statistics, which get no gradient), MaxPool,
+Conv, BatchNormalization (training mode with batch statistics, updating the
+running statistics as torch does; inference mode with the running
+statistics, which get no gradient), MaxPool,
 AveragePool, GlobalAveragePool and Pad. 2-D windows pad explicitly (so
 asymmetric and auto_pad pads work) and crop to ONNX's output size.
 """
@@ -10,7 +11,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import register
+from . import register, register_state
 
 
 def _out_size(size, k, s, begin, end, d, ceil):
@@ -57,26 +58,39 @@ def conv(inputs, attrs, ctx):
                     dilation=dilations, groups=attrs.get("group", 1))
 
 
+def _bn_training(node, attrs, opset):
+    """training_mode from opset 14, several outputs before."""
+    return attrs.get("training_mode", 0) if opset >= 14 else len(node.output) > 1
+
+
+@register_state("BatchNormalization")
+def batch_normalization_state(node, attrs, opset):
+    """Training mode updates the running mean and var (inputs 3 and 4)."""
+    return [3, 4] if _bn_training(node, attrs, opset) else []
+
+
 @register("BatchNormalization")
 def batch_normalization(inputs, attrs, ctx):
     x, scale, bias, mean, var = inputs[:5]
     eps = attrs.get("epsilon", 1e-5)
     momentum = attrs.get("momentum", 0.9)
-    node_outputs = len(ctx.node.output)
-    training = (attrs.get("training_mode", 0) if ctx.opset >= 14
-                else node_outputs > 1)
-    if not training:
+    if not _bn_training(ctx.node, attrs, ctx.opset):
         # The running statistics are constants, not trained.
         return F.batch_norm(x, mean.detach(), var.detach(), scale, bias,
                             training=False, eps=eps)
-    y = F.batch_norm(x, None, None, scale, bias, training=True, eps=eps)
+    # Batch statistics; torch updates the running statistics in place with
+    # its momentum (1 - ONNX's) and the unbiased batch variance.
+    run_mean, run_var = mean.detach().clone(), var.detach().clone()
+    y = F.batch_norm(x, run_mean, run_var, scale, bias, training=True,
+                     momentum=1.0 - momentum, eps=eps)
+    if ctx.updates is not None:
+        ctx.updates[ctx.node.input[3]] = run_mean
+        ctx.updates[ctx.node.input[4]] = run_var
     dims = [0] + list(range(2, x.dim()))
     batch_mean = x.detach().mean(dim=dims)
     batch_var = x.detach().var(dim=dims, unbiased=False)
-    run_mean = mean.detach() * momentum + batch_mean * (1 - momentum)
-    run_var = var.detach() * momentum + batch_var * (1 - momentum)
     outs = (y, run_mean, run_var, batch_mean, batch_var)
-    return outs[:node_outputs]
+    return outs[:len(ctx.node.output)]
 
 
 def _pool(inputs, attrs, ctx, is_max):
