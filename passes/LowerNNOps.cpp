@@ -1,7 +1,7 @@
 //===- LowerNNOps.cpp - Runtime calls of NN ops -----------------*- C++ -*-===//
 //
 // pd-lower-to-runtime's hook for neural-network math (reductions, unary
-// math, division, softmax, layer norm): each op becomes one call of its
+// math, GELU, division, softmax, layer norm): each op becomes one call of its
 // pdrt_* kernel (runtime/include/pdrt/pdrt_nn.h) on the addresses
 // StageLowering computes.
 //
@@ -84,9 +84,8 @@ std::optional<LogicalResult> mlir::pd::lowerNNOp(StageLowering &L,
         return success();
       })
       .Case<NegOp, SqrtOp, ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp,
-            ReciprocalOp>([&](auto u) {
-        return lowerUnary(L, op, decltype(u)::kKind, 0.0f);
-      })
+            ReciprocalOp>(
+          [&](auto u) { return lowerUnary(L, op, decltype(u)::kKind, 0.0f); })
       .Case<PowOp>([&](PowOp p) {
         return lowerUnary(L, op, 8, p.getExponent().convertToFloat());
       })
@@ -95,6 +94,19 @@ std::optional<LogicalResult> mlir::pd::lowerNNOp(StageLowering &L,
                {L.ctx(), L.i32(g.getKind()), L.f32(g.getAlpha().convertToFloat()),
                 L.address(g.getGrad()), L.address(g.getInput()),
                 L.address(g.getOutput()), L.address(g), L.i64(numel(g))});
+        return success();
+      })
+      .Case<GeluOp>([&](GeluOp g) {
+        L.call("pdrt_gelu",
+               {L.ctx(), L.i32(g.getApproximate() == "tanh"),
+                L.address(g.getInput()), L.address(g), L.i64(numel(g))});
+        return success();
+      })
+      .Case<GeluGradOp>([&](GeluGradOp g) {
+        L.call("pdrt_gelu_grad",
+               {L.ctx(), L.i32(g.getApproximate() == "tanh"),
+                L.address(g.getGrad()), L.address(g.getInput()), L.address(g),
+                L.i64(numel(g))});
         return success();
       })
       .Case<SoftmaxOp>([&](SoftmaxOp s) {

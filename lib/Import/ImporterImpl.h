@@ -44,6 +44,17 @@ struct ONNXValue {
   SmallVector<int64_t> shape() const;
 };
 
+/// A sequence made by SplitToSequence, kept symbolic: chunk k is the slice
+/// of `input` along `axis` from offset sum(sizes[0..k)) of size sizes[k],
+/// without the axis when `squeeze`. SequenceAt with a constant position
+/// materialises one chunk; nothing else may read a sequence.
+struct ONNXSequence {
+  Value input;
+  int64_t axis = 0;
+  SmallVector<int64_t> sizes;
+  bool squeeze = false;
+};
+
 /// Imports one node through `binder`; emits a diagnostic on failure.
 using HandlerFn = LogicalResult (*)(NodeBinder &binder);
 
@@ -64,6 +75,7 @@ void registerLossHandlers(HandlerTable &table);   // ONNXOpsLoss.cpp
 void registerTensorHandlers(HandlerTable &table); // ONNXOpsTensor.cpp
 void registerConvHandlers(HandlerTable &table);   // ONNXOpsConv.cpp
 void registerShapeHandlers(HandlerTable &table);  // ONNXOpsShape.cpp
+void registerSequenceHandlers(HandlerTable &table); // ONNXOpsSequence.cpp
 
 /// Evaluates a node whose inputs are all compile-time constants to
 /// constants when its op has an evaluator (elementwise arithmetic, Where,
@@ -78,14 +90,21 @@ std::optional<LogicalResult> foldConstantNode(NodeBinder &binder);
 /// Maps an ONNX TensorProto data type to f32, i64 or i32; null otherwise.
 Type convertElementType(int32_t dataType, MLIRContext *ctx);
 
+/// Like convertElementType, and also maps BOOL to i1 (masks, constants).
+Type convertConstantElementType(int32_t dataType, MLIRContext *ctx);
+
 /// The ONNX spelling of a data type ("FLOAT", "INT64", ...).
 std::string dataTypeName(int32_t dataType);
+
+/// The name a node is reported and located by: its own name, else its
+/// first output (the text format and some exporters leave names empty).
+std::string displayName(const onnx::NodeProto &node);
 
 /// Prints a shape as "[4,10]" (scalars as "[]").
 std::string shapeString(ArrayRef<int64_t> shape);
 
-/// Reads the data of an f32/i64/i32 tensor (typed fields or raw_data) into
-/// an attribute of `type`. Emits through `emitError` and fails on external
+/// Reads the data of an f32/i64/i32/bool tensor (typed fields or raw_data)
+/// into an attribute of `type`. Emits through `emitError` and fails on external
 /// data, unsupported types or a wrong element count.
 FailureOr<DenseElementsAttr>
 readTensorData(const onnx::TensorProto &tensor, RankedTensorType type,
@@ -127,6 +146,11 @@ public:
   bool isOutputUsed(unsigned i) const;
   /// The name of the first node that reads output `i`; empty if none does.
   StringRef outputConsumer(unsigned i) const;
+  /// Every (node, input index) that reads output `i`, in graph order.
+  ArrayRef<std::pair<const onnx::NodeProto *, int>>
+  outputReaders(unsigned i) const;
+  /// Whether output `i` is one of the graph's outputs.
+  bool isGraphOutput(unsigned i) const;
   /// Marks output `i` as a side output that is never computed (e.g. the
   /// running statistics of a training BatchNormalization): the loss is
   /// chosen among the other graph outputs.
@@ -172,6 +196,10 @@ public:
   }
   /// Fails unless the node has exactly `n` outputs.
   ParseResult expectOutputs(unsigned n);
+  /// Binds output `i` to a sequence (SplitToSequence).
+  void setSequenceResult(unsigned i, ONNXSequence sequence);
+  /// The sequence input `i` names; null when it names no sequence.
+  const ONNXSequence *sequenceOperand(unsigned i) const;
 
 private:
   ParseResult attrOfType(const onnx::AttributeProto *&attr, StringRef name,
@@ -224,6 +252,12 @@ public:
   llvm::StringMap<const onnx::TypeProto *> declaredTypes;
   /// The display name of the first node reading each ONNX value.
   llvm::StringMap<std::string> consumers;
+  /// Every (node, input index) reading each ONNX value, in graph order.
+  llvm::StringMap<SmallVector<std::pair<const onnx::NodeProto *, int>>> readers;
+  /// Names of the graph outputs.
+  llvm::StringSet<> graphOutputs;
+  /// Sequences bound by SplitToSequence, by value name.
+  llvm::StringMap<ONNXSequence> sequences;
   /// Outputs marked by NodeBinder::markSideOutput.
   llvm::StringSet<> sideOutputs;
 
@@ -237,6 +271,9 @@ private:
   void createParam(SymbolTable &symbols, func::FuncOp main, StringRef name,
                    const onnx::TensorProto &init, StringRef initFrom);
   bool isBuffer(StringRef name);
+  bool isScalarConstant(const onnx::TensorProto &init);
+  void detectFoldedExport();
+  void warnAboutFoldedExport();
   LogicalResult importInputs(func::FuncOp main);
   FailureOr<Type> importInputType(const onnx::ValueInfoProto &input);
   LogicalResult importNode(const onnx::NodeProto &node);
@@ -257,6 +294,9 @@ private:
   /// deduplication): each is a parameter or constant of its own, and the
   /// Identity node itself imports to nothing.
   llvm::StringSet<> initializerCopies;
+  /// The first val_N initializer of a PyTorch 2 export folded by its ONNX
+  /// optimizer; empty for other models (detectFoldedExport).
+  std::string foldedBy;
 };
 
 } // namespace mlir::pd::detail

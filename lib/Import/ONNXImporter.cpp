@@ -10,6 +10,7 @@
 #include "ImporterImpl.h"
 
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -41,6 +42,7 @@ GraphImporter::GraphImporter(MLIRContext &ctx, const onnx::ModelProto &model,
   registerLossHandlers(handlers);
   registerTensorHandlers(handlers);
   registerConvHandlers(handlers);
+  registerSequenceHandlers(handlers);
 }
 
 Location GraphImporter::fileLoc() {
@@ -60,14 +62,16 @@ LogicalResult GraphImporter::importOpsets() {
 void GraphImporter::collectUsesAndDeclarations() {
   const auto &graph = model.graph();
   for (const auto &node : graph.node())
-    for (const auto &input : node.input()) {
+    for (const auto &[i, input] : llvm::enumerate(node.input())) {
       usedNames.insert(input);
+      readers[input].push_back({&node, (int)i});
       consumers.try_emplace(input, node.name().empty() && node.output_size()
                                        ? node.output(0)
                                        : node.name());
     }
   for (const auto &output : graph.output()) {
     usedNames.insert(output.name());
+    graphOutputs.insert(output.name());
     declaredTypes[output.name()] = &output.type();
   }
   for (const auto &info : graph.value_info())
@@ -77,12 +81,15 @@ void GraphImporter::collectUsesAndDeclarations() {
 /// Whether float initializer `name` can only reach the loss through ops
 /// that are not differentiable (a mask buffer compared with Equal, a shape
 /// read by Shape, a Where condition, the running statistics of a
-/// BatchNormalization), possibly after ops that only move data. Such a
-/// buffer is a constant, not a trainable parameter.
+/// BatchNormalization, the type operand of CastLike), possibly after ops
+/// that only move data. Such a buffer is a constant, not a trainable
+/// parameter.
 bool GraphImporter::isBuffer(StringRef name) {
   static const llvm::StringSet<> kMove = {
-      "Slice", "Reshape", "Unsqueeze", "Squeeze", "Transpose", "Identity",
-      "Expand", "Cast", "Flatten", "Concat", "Gather"};
+      "Slice",           "Reshape",   "Unsqueeze", "Squeeze",
+      "Transpose",       "Identity",  "Expand",    "Cast",
+      "Flatten",         "Concat",    "Gather",    "CastLike",
+      "SplitToSequence", "SequenceAt"};
   static const llvm::StringSet<> kSinks = {"Equal", "Greater", "Less",
                                            "Not", "Shape", "Size"};
   llvm::StringSet<> outputs, seen;
@@ -99,6 +106,7 @@ bool GraphImporter::isBuffer(StringRef name) {
       for (int i = 0; i < node.input_size(); ++i) {
         if (node.input(i) != value || kSinks.count(node.op_type()) ||
             (node.op_type() == "Where" && i == 0) ||
+            (node.op_type() == "CastLike" && i == 1) ||
             (node.op_type() == "BatchNormalization" && i >= 3))
           continue;
         if (!kMove.count(node.op_type()))
@@ -110,9 +118,46 @@ bool GraphImporter::isBuffer(StringRef name) {
   return true;
 }
 
+/// Whether the rank-0 float initializer `init` of a model folded by torch
+/// 2's ONNX optimizer (detectFoldedExport) is one of the literals it folded
+/// (GELU's 0.5 and sqrt(2), the attention scale, the -inf of a masked
+/// fill): every use, possibly through Identity, Cast or CastLike, is as an
+/// operand of elementwise arithmetic (Add, Sub, Mul, Div, Pow, Max, Min, a
+/// Where branch). Elsewhere an initializer of any shape is a parameter.
+bool GraphImporter::isScalarConstant(const onnx::TensorProto &init) {
+  static const llvm::StringSet<> kMove = {"Identity", "Cast", "CastLike"};
+  static const llvm::StringSet<> kArith = {"Add", "Sub", "Mul", "Div",
+                                           "Pow", "Max", "Min", "Where"};
+  if (foldedBy.empty() || init.data_type() != onnx::TensorProto::FLOAT ||
+      init.dims_size() != 0)
+    return false;
+  SmallVector<std::string> work{init.name()};
+  llvm::StringSet<> seen;
+  while (!work.empty()) {
+    std::string value = work.pop_back_val();
+    if (graphOutputs.contains(value))
+      return false;
+    if (!seen.insert(value).second)
+      continue;
+    for (auto [node, i] : readers.lookup(value)) {
+      StringRef op = node->op_type();
+      if (op == "CastLike" && i == 1)
+        continue; // Reads only the element type.
+      if (kMove.contains(op) && i == 0) {
+        work.append(node->output().begin(), node->output().end());
+        continue;
+      }
+      if (!kArith.contains(op) || (op == "Where" && i == 0))
+        return false;
+    }
+  }
+  return true;
+}
+
 /// Float initializers become parameters (their bytes are never read) unless
-/// they are buffers (isBuffer); buffers and integer initializers are
-/// remembered and materialised as pd.constant on first use.
+/// they are buffers (isBuffer) or scalar literals (isScalarConstant); those,
+/// integer and BOOL initializers are remembered and materialised as
+/// pd.constant on first use.
 LogicalResult GraphImporter::importInitializers(ModuleOp module,
                                                 func::FuncOp main) {
   SymbolTable symbols(module);
@@ -124,7 +169,9 @@ LogicalResult GraphImporter::importInitializers(ModuleOp module,
              << shapeString(shape);
     if (init.data_type() == onnx::TensorProto::INT64 ||
         init.data_type() == onnx::TensorProto::INT32 ||
-        (init.data_type() == onnx::TensorProto::FLOAT && isBuffer(init.name()))) {
+        init.data_type() == onnx::TensorProto::BOOL ||
+        (init.data_type() == onnx::TensorProto::FLOAT &&
+         (isBuffer(init.name()) || isScalarConstant(init)))) {
       constantInitializers[init.name()] = &init;
       continue;
     }
@@ -181,7 +228,8 @@ void GraphImporter::importInitializerCopies(ModuleOp module,
       continue;
     floatInitializers[copy] = init; // a copy of a copy reads the same data
     initializerCopies.insert(copy);
-    if (isBuffer(copy))
+    // A copy of a constant (a mask buffer, a folded literal) is one too.
+    if (constantInitializers.count(node.input(0)) || isBuffer(copy))
       constantInitializers[copy] = init;
     else
       createParam(symbols, main, copy, *init, init->name());
@@ -216,6 +264,46 @@ FailureOr<StateOp> GraphImporter::declareState(StringRef name,
   SymbolTable(main->getParentOp()).insert(state, state->getIterator());
   states[name] = state;
   return state;
+}
+
+/// Whether `name` has the form val_N of the initializers torch 2's ONNX
+/// optimizer creates when it folds constants.
+static bool isFoldedName(StringRef name) {
+  return name.consume_front("val_") && !name.empty() &&
+         llvm::all_of(name, [](char c) { return llvm::isDigit(c); });
+}
+
+/// torch 2's ONNX optimizer (torch.onnx.export's default optimize=True)
+/// folds constants into new initializers named val_N (transposed weights,
+/// literals) and deduplicates initializers by value. Records the first
+/// such initializer of a model produced by PyTorch 2 or later in
+/// `foldedBy`.
+void GraphImporter::detectFoldedExport() {
+  StringRef major = StringRef(model.producer_version()).split('.').first;
+  unsigned version = 0;
+  if (model.producer_name() != "pytorch" || major.getAsInteger(10, version) ||
+      version < 2)
+    return;
+  for (const auto &init : model.graph().initializer())
+    if (isFoldedName(init.name())) {
+      foldedBy = init.name();
+      return;
+    }
+}
+
+/// The optimizer merges distinct parameters with equal initial values (every
+/// LayerNorm weight) and turns a tied embedding and LM head into two. The
+/// graph still computes the same loss, so pdc compiles it, but training it
+/// is not training the PyTorch model: warn once.
+void GraphImporter::warnAboutFoldedExport() {
+  if (foldedBy.empty())
+    return;
+  emitWarning(fileLoc())
+      << "the model was exported by PyTorch " << model.producer_version()
+      << " with its ONNX optimizer (initializer '" << foldedBy
+      << "' was folded), which merges parameters of equal value and unties "
+         "shared ones; training it is not training the PyTorch model: "
+         "export with torch.onnx.export(..., optimize=False) to train";
 }
 
 //===----------------------------------------------------------------------===//
@@ -300,7 +388,7 @@ GraphImporter::lookup(StringRef name, Location loc,
   if (const onnx::TensorProto *init = constantInitializers.lookup(name)) {
     SmallVector<int64_t> shape(init->dims().begin(), init->dims().end());
     auto type = RankedTensorType::get(
-        shape, convertElementType(init->data_type(), &ctx));
+        shape, convertConstantElementType(init->data_type(), &ctx));
     auto data = readTensorData(*init, type, emitError);
     if (failed(data))
       return failure();
@@ -317,9 +405,7 @@ GraphImporter::lookup(StringRef name, Location loc,
 // GraphImporter: nodes, the loss and the module
 //===----------------------------------------------------------------------===//
 
-/// The name a node is reported and located by: its own name, else its
-/// first output (the text format and some exporters leave names empty).
-static std::string displayName(const onnx::NodeProto &node) {
+std::string mlir::pd::detail::displayName(const onnx::NodeProto &node) {
   if (!node.name().empty() || node.output_size() == 0)
     return node.name();
   return node.output(0);
@@ -400,6 +486,7 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
   if (failed(importOpsets()))
     return failure();
   collectUsesAndDeclarations();
+  detectFoldedExport();
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc());
   (*module)->setAttr("pd.model", builder.getStringAttr(modelPath));
   (*module)->setAttr("pd.opset", builder.getI64IntegerAttr(opset));
@@ -409,6 +496,7 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
   main.addEntryBlock();
   if (failed(importInitializers(*module, main)) || failed(importInputs(main)))
     return failure();
+  warnAboutFoldedExport();
   builder.setInsertionPointToStart(&main.getBody().front());
   for (const auto &node : model.graph().node())
     if (failed(importNode(node)))
@@ -470,6 +558,32 @@ StringRef NodeBinder::outputConsumer(unsigned i) const {
     return "";
   auto it = importer.consumers.find(node.output(i));
   return it == importer.consumers.end() ? StringRef() : StringRef(it->second);
+}
+
+ArrayRef<std::pair<const onnx::NodeProto *, int>>
+NodeBinder::outputReaders(unsigned i) const {
+  if (i >= numOutputs() || node.output(i).empty())
+    return {};
+  auto it = importer.readers.find(node.output(i));
+  if (it == importer.readers.end())
+    return {};
+  return it->second;
+}
+
+bool NodeBinder::isGraphOutput(unsigned i) const {
+  return i < numOutputs() && importer.graphOutputs.contains(node.output(i));
+}
+
+void NodeBinder::setSequenceResult(unsigned i, ONNXSequence sequence) {
+  if (i < numOutputs() && !outputName(i).empty())
+    importer.sequences[outputName(i)] = std::move(sequence);
+}
+
+const ONNXSequence *NodeBinder::sequenceOperand(unsigned i) const {
+  if (!hasInput(i))
+    return nullptr;
+  auto it = importer.sequences.find(inputName(i));
+  return it == importer.sequences.end() ? nullptr : &it->second;
 }
 
 void NodeBinder::markSideOutput(unsigned i) {
@@ -661,7 +775,8 @@ LogicalResult NodeBinder::setResult(unsigned i, ONNXValue value) {
     int32_t elemType = declared->tensor_type().elem_type();
     Type elementType =
         cast<RankedTensorType>(value.value.getType()).getElementType();
-    if (elemType != 0 && convertElementType(elemType, context()) != elementType)
+    if (elemType != 0 &&
+        convertConstantElementType(elemType, context()) != elementType)
       return emitError() << "computed element type " << elementType << " of '"
                          << name << "' differs from its declared type "
                          << dataTypeName(elemType);

@@ -2,8 +2,8 @@
 //
 // Handlers for the neural-network family: unary activations and math
 // (Relu, Neg, Sqrt, Exp, Log, Erf, Tanh, Sigmoid, Reciprocal, Pow with a
-// constant exponent), reductions (ReduceSum, ReduceMean, axes as attribute
-// or input per opset), Softmax/LogSoftmax and LayerNormalization.
+// constant exponent, Gelu), reductions (ReduceSum, ReduceMean, axes as
+// attribute or input per opset), Softmax/LogSoftmax and LayerNormalization.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +19,21 @@ template <typename OpTy> static LogicalResult importUnary(NodeBinder &b) {
   if (b.expectOutputs(1) || b.f32Operand(input, 0))
     return failure();
   Value result = b.builder().create<OpTy>(b.loc(), input.getType(), input);
+  return b.setResult(0, result);
+}
+
+/// Gelu (20): pd.gelu with approximate "none" (erf) or "tanh".
+static LogicalResult importGelu(NodeBinder &b) {
+  Value input;
+  std::string approximate;
+  if (b.expectOutputs(1) || b.f32Operand(input, 0) ||
+      b.attr(approximate, "approximate", "none"))
+    return failure();
+  if (approximate != "none" && approximate != "tanh")
+    return b.emitError() << "approximate must be \"none\" or \"tanh\", got \""
+                         << approximate << "\"";
+  Value result = b.builder().create<GeluOp>(
+      b.loc(), input.getType(), input, b.builder().getStringAttr(approximate));
   return b.setResult(0, result);
 }
 
@@ -173,6 +188,7 @@ void mlir::pd::detail::registerNNHandlers(HandlerTable &table) {
   table["Sigmoid"] = {6, importUnary<SigmoidOp>};
   table["Reciprocal"] = {6, importUnary<ReciprocalOp>};
   table["Pow"] = {7, importPow};
+  table["Gelu"] = {20, importGelu};
   table["ReduceSum"] = {1, importReduce<false, 13>};
   table["ReduceMean"] = {1, importReduce<true, 18>};
   table["Softmax"] = {1, importSoftmax<false>};

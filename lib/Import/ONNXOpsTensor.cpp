@@ -7,7 +7,7 @@
 // pd.transpose; Reshape, Flatten, Squeeze and Unsqueeze become pd.reshape;
 // Gather becomes pd.gather (the embedding lookup on axis 0), Expand
 // pd.broadcast_to, Slice and Split pd.slice, Concat pd.concat, Where
-// pd.where; Equal and Cast must fold. Every op here folds on constant
+// pd.where; Equal, Cast and CastLike must fold. Every op here folds on constant
 // inputs (shape computations; see also ONNXOpsShape.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -540,19 +540,9 @@ static LogicalResult importEqual(NodeBinder &b) {
   return b.setResult(0, result);
 }
 
-/// Cast (6, 9, 13) to FLOAT, INT64, INT32 or BOOL: identity when the type
-/// does not change, folded on constants, unsupported on run-time tensors.
-static LogicalResult importCast(NodeBinder &b) {
-  Value input;
-  int64_t to;
-  if (b.expectOutputs(1) || b.operand(input, 0) || b.attr(to, "to", 0))
-    return failure();
-  Type elem = to == onnx::TensorProto::BOOL
-                  ? b.builder().getI1Type()
-                  : convertElementType((int32_t)to, b.context());
-  if (!elem)
-    return b.emitError() << "cast to " << dataTypeName((int32_t)to)
-                         << " is not supported";
+/// Binds output 0 to `input` cast to `elem`: identity when the type does
+/// not change, folded on constants, unsupported on run-time tensors.
+static LogicalResult castTo(NodeBinder &b, Value input, Type elem) {
   auto type = RankedTensorType::get(shapeOfValue(input), elem);
   if (type == input.getType())
     return b.setResult(0, input);
@@ -561,6 +551,34 @@ static LogicalResult importCast(NodeBinder &b) {
     return b.emitError() << "casting run-time tensor '" << b.inputName(0)
                          << "' is not supported";
   return b.setResult(0, result);
+}
+
+/// Cast (6, 9, 13, 19: `saturate` is for float8 only) to FLOAT, INT64, INT32
+/// or BOOL.
+static LogicalResult importCast(NodeBinder &b) {
+  Value input;
+  int64_t to;
+  if (b.expectOutputs(1) || b.operand(input, 0) || b.attr(to, "to", 0))
+    return failure();
+  Type elem = convertConstantElementType((int32_t)to, b.context());
+  if (!elem)
+    return b.emitError() << "cast to " << dataTypeName((int32_t)to)
+                         << " is not supported";
+  return castTo(b, input, elem);
+}
+
+/// CastLike (15, 19): Cast to the element type of input 1, whose values are
+/// not read (a parameter read only for its type leaves no pd.param_ref).
+static LogicalResult importCastLike(NodeBinder &b) {
+  Value input;
+  ONNXValue like;
+  if (b.expectOutputs(1) || b.operand(input, 0) || b.rawOperand(like, 1))
+    return failure();
+  Type elem = cast<RankedTensorType>(like.value.getType()).getElementType();
+  if (auto ref = like.value.getDefiningOp<ParamRefOp>())
+    if (ref->use_empty())
+      ref->erase();
+  return castTo(b, input, elem);
 }
 
 /// Where (9, 16) with a bool condition and f32 branches, broadcasting.
@@ -618,6 +636,7 @@ void mlir::pd::detail::registerTensorHandlers(HandlerTable &table) {
   table["Concat"] = {4, importConcat};
   table["Equal"] = {1, importEqual};
   table["Cast"] = {6, importCast};
+  table["CastLike"] = {15, importCastLike};
   table["Where"] = {9, importWhere};
   table["Dropout"] = {12, importDropout};
   registerShapeHandlers(table);

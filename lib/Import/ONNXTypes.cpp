@@ -26,6 +26,13 @@ Type mlir::pd::detail::convertElementType(int32_t dataType, MLIRContext *ctx) {
   }
 }
 
+Type mlir::pd::detail::convertConstantElementType(int32_t dataType,
+                                                  MLIRContext *ctx) {
+  if (dataType == onnx::TensorProto::BOOL)
+    return IntegerType::get(ctx, 1);
+  return convertElementType(dataType, ctx);
+}
+
 std::string mlir::pd::detail::dataTypeName(int32_t dataType) {
   if (!onnx::TensorProto::DataType_IsValid(dataType))
     return "data type " + std::to_string(dataType);
@@ -84,6 +91,30 @@ readElements(const onnx::TensorProto &tensor, const Field &field, int64_t count,
   return SmallVector<T>(field.begin(), field.end());
 }
 
+/// Reads a BOOL tensor: one byte per element in raw_data, else one int32
+/// each in int32_data.
+static FailureOr<SmallVector<bool>>
+readBools(const onnx::TensorProto &tensor, int64_t count,
+          function_ref<InFlightDiagnostic()> emitError) {
+  SmallVector<bool> bits;
+  if (tensor.has_raw_data()) {
+    auto bytes =
+        readElements<uint8_t>(tensor, tensor.int32_data(), count, emitError);
+    if (failed(bytes))
+      return failure();
+    for (uint8_t v : *bytes)
+      bits.push_back(v != 0);
+    return bits;
+  }
+  auto words =
+      readElements<int32_t>(tensor, tensor.int32_data(), count, emitError);
+  if (failed(words))
+    return failure();
+  for (int32_t v : *words)
+    bits.push_back(v != 0);
+  return bits;
+}
+
 FailureOr<DenseElementsAttr>
 mlir::pd::detail::readTensorData(const onnx::TensorProto &tensor,
                                  RankedTensorType type,
@@ -114,6 +145,12 @@ mlir::pd::detail::readTensorData(const onnx::TensorProto &tensor,
     if (failed(data))
       return failure();
     return DenseElementsAttr::get(type, ArrayRef<int32_t>(*data));
+  }
+  case onnx::TensorProto::BOOL: {
+    auto bits = readBools(tensor, count, emitError);
+    if (failed(bits))
+      return failure();
+    return DenseElementsAttr::get(type, ArrayRef<bool>(*bits));
   }
   default:
     return emitError() << "constant tensor '" << tensor.name()

@@ -78,6 +78,56 @@ extern "C" void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
     dx[i] = dy[i] * unaryDerivative(kind, alpha, x[i], y[i]);
 }
 
+//===----------------------------------------------------------------------===//
+// GELU: y = 0.5 x (1 + erf(x / sqrt(2))), or 0.5 x (1 + tanh(u)) with
+// u = sqrt(2/pi) (x + 0.044715 x^3); the backward recomputes from x.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr float kGeluCubic = 0.044715f;
+constexpr float kSqrt2OverPi = 0.7978845608028654f; // sqrt(2 / pi)
+constexpr float kInvSqrt2 = 0.7071067811865476f;    // 1 / sqrt(2)
+constexpr float kInvSqrt2Pi = 0.3989422804014327f;  // 1 / sqrt(2 pi)
+
+inline float geluTanhArg(float x) {
+  return kSqrt2OverPi * (x + kGeluCubic * x * x * x);
+}
+
+} // namespace
+
+extern "C" void pdrt_gelu(pdrt_ctx *ctx, int32_t approxTanh, const float *x,
+                          float *y, int64_t n) {
+  if (pdrt::hasError(ctx))
+    return;
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    float s = approxTanh ? std::tanh(geluTanhArg(v)) : std::erf(v * kInvSqrt2);
+    y[i] = 0.5f * v * (1.0f + s);
+  }
+}
+
+extern "C" void pdrt_gelu_grad(pdrt_ctx *ctx, int32_t approxTanh,
+                               const float *dy, const float *x, float *dx,
+                               int64_t n) {
+  if (pdrt::hasError(ctx))
+    return;
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i], d;
+    if (approxTanh) {
+      // gelu' = 0.5 (1 + t) + 0.5 x (1 - t^2) u', u' = sqrt(2/pi)(1 + 3c x^2)
+      float t = std::tanh(geluTanhArg(v));
+      float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
+      d = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
+    } else {
+      // gelu' = Phi(x) + x phi(x), phi the standard normal density.
+      d = 0.5f * (1.0f + std::erf(v * kInvSqrt2)) +
+          v * kInvSqrt2Pi * std::exp(-0.5f * v * v);
+    }
+    dx[i] = dy[i] * d;
+  }
+}
+
 extern "C" void pdrt_broadcast(pdrt_ctx *ctx, const float *x, float *y,
                                const int64_t *desc) {
   if (pdrt::hasError(ctx))

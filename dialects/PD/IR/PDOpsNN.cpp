@@ -166,6 +166,41 @@ int64_t PowOp::getFlops() { return 8 * numElements(getResult()); }
 int64_t UnaryGradOp::getFlops() { return 8 * numElements(getResult()); }
 
 //===----------------------------------------------------------------------===//
+// GeluOp: y = 0.5 x (1 + erf(x / sqrt(2)))                        (none)
+//         y = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) (tanh)
+//   dx = dy * gelu'(x), by pd.gelu_grad:
+//   none: gelu'(x) = 0.5 (1 + erf(x / sqrt(2))) + x exp(-x^2 / 2) / sqrt(2 pi)
+//   tanh: gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t^2) u', t = tanh(u),
+//         u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+//===----------------------------------------------------------------------===//
+
+/// Checks the `approximate` attribute of pd.gelu and pd.gelu_grad.
+static LogicalResult verifyApproximate(Operation *op, StringRef approximate) {
+  if (approximate == "none" || approximate == "tanh")
+    return success();
+  return op->emitOpError("approximate must be \"none\" or \"tanh\", got \"")
+         << approximate << "\"";
+}
+
+LogicalResult GeluOp::verify() {
+  return verifyApproximate(*this, getApproximate());
+}
+
+LogicalResult GeluGradOp::verify() {
+  return verifyApproximate(*this, getApproximate());
+}
+
+LogicalResult GeluOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.push_back(b.create<GeluGradOp>(
+      getLoc(), getType(), resultGrads[0], getInput(), getApproximateAttr()));
+  return success();
+}
+
+int64_t GeluOp::getFlops() { return 20 * numElements(getResult()); }
+int64_t GeluGradOp::getFlops() { return 28 * numElements(getResult()); }
+
+//===----------------------------------------------------------------------===//
 // SoftmaxOp: y = softmax(x)     dx = y * (dy - sum(dy * y))
 //            y = log_softmax(x) dx = dy - exp(y) * sum(dy)
 //===----------------------------------------------------------------------===//

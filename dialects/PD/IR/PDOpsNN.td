@@ -1,6 +1,7 @@
 //===- PDOpsNN.td - pd nn ops -----------------------*- tablegen -*-===//
 //
-// The neural-network math: unary math, reductions, softmax, layer norm, dropout.
+// The neural-network math: unary math, GELU, reductions, softmax, layer norm,
+// dropout.
 // Included by PDOps.td; gradients in PDGradientsNN.cpp, costs and
 // verifiers in PDOpsNN.cpp.
 //
@@ -118,6 +119,49 @@ def PD_UnaryGradOp : PD_Op<"unary_grad", [Pure, SameOperandsAndResultType,
   let assemblyFormat = [{
     $grad `,` $input `,` $output attr-dict `:` type($result)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// GELU
+//===----------------------------------------------------------------------===//
+
+def PD_GeluOp : PD_Op<"gelu", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Elementwise Gaussian error linear unit.";
+  let description = [{
+    With `approximate = "none"`: y = 0.5 x (1 + erf(x / sqrt(2))); with
+    `approximate = "tanh"`: y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+    ONNX Gelu (opset 20) imports to this op; one kernel computes it, one
+    its gradient (pd.gelu_grad).
+
+    ```mlir
+    %y = pd.gelu %x {approximate = "tanh"} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$input,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def PD_GeluGradOp : PD_Op<"gelu_grad", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradient of pd.gelu: dx = dy * gelu'(x).";
+  let description = [{
+    Recomputes gelu'(x) from the forward's input x, with the same
+    `approximate` form as the forward.
+
+    ```mlir
+    %dx = pd.gelu_grad %dy, %x {approximate = "none"} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$input,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$grad `,` $input attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -31,6 +31,15 @@ void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
                      const float *dy, const float *x, const float *y,
                      float *dx, int64_t n);
 
+/// GELU: y[i] = 0.5 x (1 + erf(x / sqrt(2))), or with `approx_tanh` the
+/// approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+void pdrt_gelu(pdrt_ctx *ctx, int32_t approx_tanh, const float *x, float *y,
+               int64_t n);
+
+/// Its gradient dx[i] = dy[i] * gelu'(x[i]) from the forward's input x.
+void pdrt_gelu_grad(pdrt_ctx *ctx, int32_t approx_tanh, const float *dy,
+                    const float *x, float *dx, int64_t n);
+
 /// y = x repeated along broadcast axes: `desc` is
 /// [rank, out_dims[rank], x_strides[rank]] (stride 0 on repeated axes).
 void pdrt_broadcast(pdrt_ctx *ctx, const float *x, float *y,

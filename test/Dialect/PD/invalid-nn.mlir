@@ -51,3 +51,12 @@ func.func @layer_norm(%x: tensor<4x8xf32>, %g: tensor<4xf32>) {
   %0 = pd.layer_norm %x, %g, %g {axis = 1, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x8xf32>
   return
 }
+
+// -----
+
+// Tests that pd.gelu's approximation is "none" or "tanh".
+func.func @gelu(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'pd.gelu' op approximate must be "none" or "tanh", got "fast"}}
+  %0 = pd.gelu %x {approximate = "fast"} : tensor<4x8xf32>
+  return
+}

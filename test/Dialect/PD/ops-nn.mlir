@@ -42,3 +42,17 @@ func.func @nn(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) {
   %dx, %dg, %db = pd.layer_norm_grad %x, %x, %g {axis = 1, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
   return
 }
+
+// Tests that pd.gelu and pd.gelu_grad round-trip, the default "none" form
+// printed without its attribute.
+
+// CHECK-LABEL: func.func @gelu
+func.func @gelu(%x: tensor<4x8xf32>) {
+  // CHECK: %[[Y:.+]] = pd.gelu %{{.+}} : tensor<4x8xf32>
+  %y = pd.gelu %x {approximate = "none"} : tensor<4x8xf32>
+  // CHECK: pd.gelu %[[Y]] {approximate = "tanh"} : tensor<4x8xf32>
+  %t = pd.gelu %y {approximate = "tanh"} : tensor<4x8xf32>
+  // CHECK: pd.gelu_grad %{{.+}}, %{{.+}} {approximate = "tanh"} : tensor<4x8xf32>
+  %dx = pd.gelu_grad %t, %x {approximate = "tanh"} : tensor<4x8xf32>
+  return
+}

@@ -11,6 +11,7 @@ at the model's opset.
 Runs only under Debian's /usr/bin/python3 (torch 1.13, onnx 1.12).
 """
 import dataclasses
+import re
 
 import onnx
 import torch
@@ -56,6 +57,56 @@ def attrs_of(node):
     return out
 
 
+_LITERAL_MOVE = {"Identity", "Cast", "CastLike"}
+_LITERAL_ARITH = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Where"}
+
+
+def folded_by_torch2(model):
+    """Whether torch 2's ONNX optimizer folded the model: produced by PyTorch
+    2 or later, with an initializer named val_N (detectFoldedExport)."""
+    major = model.producer_version.split(".")[0]
+    return model.producer_name == "pytorch" and major.isdigit() and \
+        int(major) >= 2 and any(re.fullmatch(r"val_[0-9]+", t.name)
+                                for t in model.graph.initializer)
+
+
+def scalar_literals(model):
+    """The rank-0 float initializers pdc imports as constants, not weights,
+    in a model folded by torch 2's optimizer: every use, possibly through
+    Identity/Cast/CastLike, is an operand of elementwise arithmetic
+    (GraphImporter::isScalarConstant)."""
+    graph = model.graph
+    if not folded_by_torch2(model):
+        return set()
+    readers = {}
+    for node in graph.node:
+        for i, name in enumerate(node.input):
+            readers.setdefault(name, []).append((node, i))
+    outputs = {o.name for o in graph.output}
+
+    def literal(name):
+        work, seen = [name], set()
+        while work:
+            value = work.pop()
+            if value in outputs:
+                return False
+            if value in seen:
+                continue
+            seen.add(value)
+            for node, i in readers.get(value, []):
+                if node.op_type == "CastLike" and i == 1:
+                    continue
+                if node.op_type in _LITERAL_MOVE and i == 0:
+                    work.extend(node.output)
+                elif node.op_type not in _LITERAL_ARITH or \
+                        (node.op_type == "Where" and i == 0):
+                    return False
+        return True
+
+    return {t.name for t in graph.initializer
+            if t.data_type == onnx.TensorProto.FLOAT and not t.dims and literal(t.name)}
+
+
 def model_opset(model):
     for o in model.opset_import:
         if o.domain in ("", "ai.onnx"):
@@ -86,6 +137,9 @@ class OnnxModule:
         self.state_names = self._state_names(graph)
         self.input_names = [i.name for i in graph.input
                             if i.name not in self.params]
+        self.literals = scalar_literals(self.model)
+        # A copy of a literal is a literal (pdc: a copy of a constant is one).
+        self.literals |= {c for c, kept in self.copies.items() if kept in self.literals}
         self.loss_name = graph.output[0].name
         self.dtype = dtype
 
@@ -119,10 +173,11 @@ class OnnxModule:
         return [n for n in self.params if n not in self.copies]
 
     def trainable(self):
-        """The names of the floating-point initializers that are not state
-        (the weights)."""
+        """The names of the floating-point initializers that are neither
+        state nor scalar literals (see scalar_literals): the weights."""
         return [n for n, t in self.params.items()
-                if t.is_floating_point() and n not in self.state_names]
+                if t.is_floating_point() and n not in self.state_names
+                and n not in self.literals]
 
     def loss(self, weights, inputs, rng=None, updates=None):
         """Evaluates the graph; weights and inputs map names to tensors

@@ -20,11 +20,18 @@ def gemm(inputs, attrs, ctx):
     return out
 
 
+_CONSTANT_LISTS = {"value_float": torch.float32, "value_floats": torch.float32,
+                   "value_int": torch.int64, "value_ints": torch.int64}
+
+
 @register("Constant")
 def constant(inputs, attrs, ctx):
-    if "value" not in attrs:
-        raise NotImplementedError("Constant without a 'value' attribute")
-    return torch.from_numpy(numpy_helper.to_array(attrs["value"]).copy())
+    if "value" in attrs:
+        return torch.from_numpy(numpy_helper.to_array(attrs["value"]).copy())
+    for name, dtype in _CONSTANT_LISTS.items():
+        if name in attrs:
+            return torch.tensor(attrs[name], dtype=dtype)
+    raise NotImplementedError(f"Constant with attributes {sorted(attrs)}")
 
 
 @register("SoftmaxCrossEntropyLoss")

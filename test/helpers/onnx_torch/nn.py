@@ -1,4 +1,6 @@
 """Interpreters of the ONNX nn ops (see __init__.py for the op signature)."""
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -37,6 +39,15 @@ register("Tanh")(lambda i, a, c: torch.tanh(i[0]))
 register("Sigmoid")(lambda i, a, c: torch.sigmoid(i[0]))
 register("Reciprocal")(lambda i, a, c: 1.0 / i[0])
 register("Pow")(lambda i, a, c: torch.pow(i[0], i[1].to(i[0].dtype)))
+
+
+@register("Gelu")
+def gelu(inputs, attrs, ctx):
+    x = inputs[0]
+    if attrs.get("approximate", "none") == "tanh":
+        u = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)
+        return 0.5 * x * (1.0 + torch.tanh(u))
+    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
 
 
 def _softmax(inputs, attrs, ctx, log):

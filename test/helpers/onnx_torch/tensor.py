@@ -127,6 +127,27 @@ def cast(inputs, attrs, ctx):
     return x if target == torch.float32 and x.is_floating_point() else x.to(target)
 
 
+@register("CastLike")
+def cast_like(inputs, attrs, ctx):
+    return inputs[0].to(inputs[1].dtype)
+
+
+@register("SplitToSequence")
+def split_to_sequence(inputs, attrs, ctx):
+    x, axis = inputs[0], attrs.get("axis", 0)
+    split = inputs[1] if len(inputs) > 1 else None
+    if split is None:
+        chunks = torch.split(x, 1, dim=axis)
+        if not attrs.get("keepdims", 1):
+            chunks = [c.squeeze(axis) for c in chunks]
+    elif split.dim() == 0:
+        chunks = torch.split(x, int(split), dim=axis)
+    else:
+        chunks = torch.split(x, [int(s) for s in split.tolist()], dim=axis)
+    return (list(chunks),)  # one output: the sequence
+
+
+register("SequenceAt")(lambda i, a, c: i[0][int(i[1])])
 register("Equal")(lambda i, a, c: i[0] == i[1])
 register("Not")(lambda i, a, c: torch.logical_not(i[0]))
 
