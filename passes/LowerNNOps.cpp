@@ -96,6 +96,13 @@ std::optional<LogicalResult> mlir::pd::lowerNNOp(StageLowering &L,
                 L.address(g.getOutput()), L.address(g), L.i64(numel(g))});
         return success();
       })
+      .Case<DropoutOp>([&](DropoutOp d) {
+        L.call("pdrt_dropout",
+               {L.ctx(), L.address(d.getInput()), L.address(d), L.i64(numel(d)),
+                L.f32(d.getRatio().convertToFloat()),
+                L.i64((int64_t)d.getRngId())});
+        return success();
+      })
       .Case<GeluOp>([&](GeluOp g) {
         L.call("pdrt_gelu",
                {L.ctx(), L.i32(g.getApproximate() == "tanh"),

@@ -600,9 +600,18 @@ static LogicalResult importWhere(NodeBinder &b) {
   return b.setResult(0, result);
 }
 
+/// The number of pd.dropout ops imported so far: the rng_id of the next one
+/// (random ops are numbered in graph order).
+static int64_t countDropouts(NodeBinder &b) {
+  Operation *func = b.builder().getInsertionBlock()->getParentOp();
+  int64_t count = 0;
+  func->walk([&](DropoutOp) { ++count; });
+  return count;
+}
+
 /// Dropout (12, 13): the identity when its ratio is 0 or it is not in
-/// training mode (the mask output must then be unused); random masks are
-/// not supported yet and are rejected.
+/// training mode; in training mode with a ratio in (0, 1), pd.dropout with
+/// the next rng_id. The mask output must be unused.
 static LogicalResult importDropout(NodeBinder &b) {
   Value input;
   SmallVector<double> ratio{0.5}, training{0.0};
@@ -613,12 +622,21 @@ static LogicalResult importDropout(NodeBinder &b) {
   if ((b.numInputs() > 1 && b.hasInput(1) && b.constantOperand(ratio, 1)) ||
       (b.numInputs() > 2 && b.hasInput(2) && b.constantOperand(training, 2)))
     return failure();
+  if (ratio.size() != 1 || training.size() != 1)
+    return b.emitError() << "ratio and training_mode must be scalars";
   if (b.numOutputs() > 1 && b.isOutputUsed(1))
     return b.emitError() << "the mask output is not supported";
-  if (training.front() != 0.0 && ratio.front() != 0.0)
-    return b.emitError() << "training-mode dropout with ratio " << ratio.front()
-                         << " is not supported yet; export with dropout 0";
-  return b.setResult(0, input);
+  if (training.front() == 0.0 || ratio.front() == 0.0)
+    return b.setResult(0, input);
+  if (!(ratio.front() > 0.0 && ratio.front() < 1.0))
+    return b.emitError() << "ratio " << ratio.front()
+                         << " is outside [0, 1) in training mode";
+  OpBuilder &builder = b.builder();
+  Value result = builder.create<DropoutOp>(
+      b.loc(), input.getType(), input,
+      builder.getF32FloatAttr((float)ratio.front()),
+      builder.getI64IntegerAttr(countDropouts(b)));
+  return b.setResult(0, result);
 }
 
 void mlir::pd::detail::registerTensorHandlers(HandlerTable &table) {

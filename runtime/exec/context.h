@@ -26,6 +26,7 @@ struct pdrt_ctx {
   MPI_Comm replicaComm = MPI_COMM_NULL; ///< This stage's W replicas.
   int64_t microbatch = 0; ///< Global index g = t*m + i of the running call.
   char *state = nullptr;  ///< The stage's state region (pdrt_state_region).
+  uint64_t seed = 0;      ///< run --seed: the key of random ops (dropout).
   bool inBackward = false;
   pdrt::DataSource *data = nullptr;
   std::vector<MPI_Request> forwardSends, backwardSends;
@@ -47,6 +48,16 @@ void setBlasThreads(int localRanks);
 
 /// True when ctx carries an error (kernels then skip their work).
 inline bool hasError(const pdrt_ctx *ctx) { return ctx && ctx->failed; }
+
+/// The position t*m*W + r*m + i in the run of the samples of ctx's running
+/// microbatch (microbatch i of replica r at step t): the microbatch part of
+/// the key of random ops, independent of the pipeline depth.
+inline uint64_t microbatchKey(const pdrt_ctx *ctx) {
+  int64_t m = ctx->manifest ? ctx->manifest->microbatches : 1;
+  int64_t w = ctx->manifest ? ctx->manifest->replicas : 1;
+  int64_t t = ctx->microbatch / m, i = ctx->microbatch % m;
+  return (uint64_t)(t * m * w + (int64_t)ctx->replica * m + i);
+}
 
 } // namespace pdrt
 

@@ -125,6 +125,7 @@ Status Executor::setup() {
   ctx_.manifest = &m_;
   ctx_.rank = rank_;
   ctx_.replica = replica_;
+  ctx_.seed = opts_.seed;
   ctx_.data = &data_;
   optimizer_ = m_.optimizer;
   if (opts_.hasLr)

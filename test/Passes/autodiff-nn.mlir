@@ -29,3 +29,19 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<f32> {
   // CHECK: pd.accumulate_grad @b, %[[DB]]
   return %l : tensor<f32>
 }
+
+// -----
+
+// Dropout's gradient is dropout of dy with the same rng_id (the mask is
+// regenerated from its key; nothing is stashed).
+pd.param @w {onnx_name = "w"} : tensor<4x8xf32>
+// CHECK-LABEL: func.func @main
+func.func @main() -> tensor<f32> {
+  %w = pd.param_ref @w : tensor<4x8xf32>
+  %y = pd.dropout %w {ratio = 2.500000e-01 : f32, rng_id = 4 : i64} : tensor<4x8xf32>
+  %l = pd.reduce_sum %y {axes = array<i64: 0, 1>} : tensor<4x8xf32> -> tensor<f32>
+  // CHECK: %[[DY:.+]] = pd.broadcast_axes
+  // CHECK: %[[DW:.+]] = pd.dropout %[[DY]] {pd.grad_of = 1 : i64, ratio = 2.500000e-01 : f32, rng_id = 4 : i64} : tensor<4x8xf32>
+  // CHECK: pd.accumulate_grad @w, %[[DW]]
+  return %l : tensor<f32>
+}

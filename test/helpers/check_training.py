@@ -110,7 +110,8 @@ def compile_plan(args, plan_dir, replicas, microbatches):
 def run_plan(args, plan_dir, out_onnx):
     """Train with PLAN/run; return its stdout."""
     cmd = [os.path.join(plan_dir, "run"), "--steps", str(args.steps),
-           "--data", args.data, "--save-onnx", out_onnx, "--log-every", "1"]
+           "--data", args.data, "--save-onnx", out_onnx, "--log-every", "1",
+           "--seed", str(args.seed)]
     if args.check_memory:
         cmd.append("--print-memory")
     if args.check_ties:
@@ -226,7 +227,8 @@ def check(args, work_dir):
     try:
         ref_weights, ref_losses = torch_reference.train(
             args.model, args.data, args.schedule, torch_reference.hyperparameters(args),
-            args.microbatch, args.microbatches, args.replicas, args.steps)
+            args.microbatch, args.microbatches, args.replicas, args.steps,
+            args.seed)
     except (NotImplementedError, OSError, ValueError) as err:
         raise CheckFailure(f"torch reference: {err}")
     args.saved_reference = ref_weights

@@ -77,16 +77,19 @@ def hyperparameters(args):
 # Training
 # ----------------------------------------------------------------------------
 
-def gradient(module, weights, batch, state, updating):
+def gradient(module, weights, batch, state, updating, rng=None):
     """Return (mean loss, gradients) of the microbatches at the given weights.
     The microbatches run in order; the first `updating` of them (replica 0's)
     update `state` (running statistics) in place, each reading the state the
-    previous one left."""
+    previous one left. rng = (seed, run position of batch[0]) keys Dropout:
+    microbatch k draws the masks of position + k, as pdc's replica k // m
+    does for its microbatch k % m."""
     live = {n: w.detach().clone().requires_grad_(True) for n, w in weights.items()}
     total = 0
     for k, mb in enumerate(batch):
         updates = {}
-        total = total + module.loss({**live, **state}, mb, updates=updates)
+        key = {"seed": rng[0], "microbatch": rng[1] + k} if rng else None
+        total = total + module.loss({**live, **state}, mb, rng=key, updates=updates)
         if k < updating:
             state.update(updates)
     loss = total / len(batch)
@@ -97,7 +100,7 @@ def gradient(module, weights, batch, state, updating):
 
 
 def train(model_path, data_dir, schedule, hp, microbatch, microbatches, replicas,
-          steps):
+          steps, seed=0):
     """Train as pdc would; return (final weights as numpy dict, per-step losses)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"unknown schedule {schedule}")
@@ -111,7 +114,8 @@ def train(model_path, data_dir, schedule, hp, microbatch, microbatches, replicas
     for step in range(steps):
         batch = step_microbatches(data, step, microbatch, microbatches * replicas)
         at = previous if schedule == "2bw" else weights
-        loss, grads = gradient(module, at, batch, state, microbatches)
+        loss, grads = gradient(module, at, batch, state, microbatches,
+                               rng=(seed, step * len(batch)))
         losses.append(loss)
         previous = {n: w.clone() for n, w in weights.items()}
         for name, w in weights.items():
@@ -215,6 +219,8 @@ def add_training_args(p):
     p.add_argument("--microbatches", type=int, required=True, help="m")
     p.add_argument("--replicas", type=int, default=1, help="W")
     p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0,
+                   help="run --seed: the key of Dropout masks")
 
 
 def main():
@@ -230,7 +236,7 @@ def main():
         return 1 if failures else 0
     weights, losses = train(args.model, args.data, args.schedule, hyperparameters(args),
                             args.microbatch, args.microbatches, args.replicas,
-                            args.steps)
+                            args.steps, args.seed)
     for step, loss in enumerate(losses):
         print(f"step {step + 1} loss {loss:.6f}")
     if args.out:

@@ -201,6 +201,30 @@ int64_t GeluOp::getFlops() { return 20 * numElements(getResult()); }
 int64_t GeluGradOp::getFlops() { return 28 * numElements(getResult()); }
 
 //===----------------------------------------------------------------------===//
+// DropoutOp: y = x * keep / (1 - p)    dx = dy * keep / (1 - p), the same op
+// on dy with the same rng_id (the mask is regenerated, never stashed)
+//===----------------------------------------------------------------------===//
+
+LogicalResult DropoutOp::verify() {
+  float ratio = getRatio().convertToFloat();
+  if (!(ratio > 0.0f && ratio < 1.0f))
+    return emitOpError("ratio ") << ratio << " is outside (0, 1)";
+  if ((int64_t)getRngId() < 0 || (int64_t)getRngId() > UINT32_MAX)
+    return emitOpError("rng_id ") << (int64_t)getRngId()
+                                  << " is outside [0, 2^32)";
+  return success();
+}
+
+LogicalResult DropoutOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                  SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.push_back(b.create<DropoutOp>(getLoc(), getType(), resultGrads[0],
+                                             getRatioAttr(), getRngIdAttr()));
+  return success();
+}
+
+int64_t DropoutOp::getFlops() { return 12 * numElements(getResult()); }
+
+//===----------------------------------------------------------------------===//
 // SoftmaxOp: y = softmax(x)     dx = y * (dy - sum(dy * y))
 //            y = log_softmax(x) dx = dy - exp(y) * sum(dy)
 //===----------------------------------------------------------------------===//

@@ -146,6 +146,29 @@ def PD_GeluOp : PD_Op<"gelu", [Pure, SameOperandsAndResultType,
   let hasVerifier = 1;
 }
 
+def PD_DropoutOp : PD_Op<"dropout", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Training-mode dropout with a counter-based random mask.";
+  let description = [{
+    y = keep ? x / (1 - ratio) : 0, with keep = (u >= ratio) for a uniform
+    u in [0, 1) drawn from Philox4x32-10 keyed by (run seed, step,
+    microbatch, `rng_id`, element index): the same key gives the same mask
+    wherever it is evaluated, so the gradient (this op again, applied to
+    dy with the same `rng_id`) and a recomputed forward stash nothing.
+    `rng_id` numbers the random ops of the model in import order. ONNX
+    Dropout in training mode with a ratio in (0, 1) imports to this op.
+
+    ```mlir
+    %y = pd.dropout %x {ratio = 1.000000e-01 : f32, rng_id = 0 : i64} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$input, F32Attr:$ratio, I64Attr:$rng_id);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def PD_GeluGradOp : PD_Op<"gelu_grad", [Pure, SameOperandsAndResultType,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
   let summary = "Gradient of pd.gelu: dx = dy * gelu'(x).";

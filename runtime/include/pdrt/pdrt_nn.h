@@ -40,6 +40,13 @@ void pdrt_gelu(pdrt_ctx *ctx, int32_t approx_tanh, const float *x, float *y,
 void pdrt_gelu_grad(pdrt_ctx *ctx, int32_t approx_tanh, const float *dy,
                     const float *x, float *dx, int64_t n);
 
+/// Training-mode dropout: y[i] = keep(i) ? x[i] / (1 - ratio) : 0 with the
+/// counter-based mask of pdrt_random.h, keyed by the run's seed, the
+/// running microbatch (ctx) and `rng_id`. The same call on dy is the
+/// gradient. Tensors of 2^34 elements or more are a context error.
+void pdrt_dropout(pdrt_ctx *ctx, const float *x, float *y, int64_t n,
+                  float ratio, int64_t rng_id);
+
 /// y = x repeated along broadcast axes: `desc` is
 /// [rank, out_dims[rank], x_strides[rank]] (stride 0 on repeated axes).
 void pdrt_broadcast(pdrt_ctx *ctx, const float *x, float *y,

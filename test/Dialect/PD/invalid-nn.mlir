@@ -60,3 +60,21 @@ func.func @gelu(%x: tensor<4x8xf32>) {
   %0 = pd.gelu %x {approximate = "fast"} : tensor<4x8xf32>
   return
 }
+
+// -----
+
+// Tests that pd.dropout's ratio lies in (0, 1).
+func.func @dropout_ratio(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'pd.dropout' op ratio 1.000000e+00 is outside (0, 1)}}
+  %0 = pd.dropout %x {ratio = 1.000000e+00 : f32, rng_id = 0 : i64} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that pd.dropout's rng_id fits the 32-bit counter word.
+func.func @dropout_id(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'pd.dropout' op rng_id 4294967296 is outside [0, 2^32)}}
+  %0 = pd.dropout %x {ratio = 5.000000e-01 : f32, rng_id = 4294967296 : i64} : tensor<4x8xf32>
+  return
+}

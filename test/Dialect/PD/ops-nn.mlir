@@ -56,3 +56,12 @@ func.func @gelu(%x: tensor<4x8xf32>) {
   %dx = pd.gelu_grad %t, %x {approximate = "tanh"} : tensor<4x8xf32>
   return
 }
+
+// Tests that pd.dropout round-trips with its ratio and rng_id.
+
+// CHECK-LABEL: func.func @dropout
+func.func @dropout(%x: tensor<4x8xf32>) {
+  // CHECK: pd.dropout %{{.+}} {ratio = 1.000000e-01 : f32, rng_id = 3 : i64} : tensor<4x8xf32>
+  %y = pd.dropout %x {ratio = 1.000000e-01 : f32, rng_id = 3 : i64} : tensor<4x8xf32>
+  return
+}

@@ -5,7 +5,7 @@ nn, conv). An op is `fn(inputs, attrs, ctx) -> tensor or tuple of tensors`:
 `inputs` are torch tensors (None for omitted optional inputs), `attrs` the
 node's attributes as Python values (strings decoded), `ctx` an OpContext with
 the model's opset, the node, its index in the graph and the RNG key of the
-current microbatch (for Dropout). Semantics follow each op's ONNX definition
+current microbatch (for Dropout: rng.py, pdc's stream bit for bit). Semantics follow each op's ONNX definition
 at the model's opset.
 
 Runs only under Debian's /usr/bin/python3 (torch 1.13, onnx 1.12).
@@ -44,7 +44,9 @@ class OpContext:
     opset: int
     node: onnx.NodeProto
     index: int                  # position of the node in the graph
-    rng: dict                   # {"seed", "step", "microbatch"} for Dropout
+    rng: dict                   # Dropout's key: {"seed", "microbatch" (the
+                                # run position, rng.microbatch_key),
+                                # "next_id" (rng_id of the next dropout)}
     updates: dict = None        # state name -> new value, when collected
 
 
@@ -187,7 +189,7 @@ class OnnxModule:
         env.update(weights)
         for name, value in inputs.items():
             env[name] = value.to(self.dtype) if value.is_floating_point() else value
-        rng = rng or {"seed": 0, "step": 0, "microbatch": 0}
+        rng = dict(rng or {"seed": 0, "microbatch": 0}, next_id=0)
         for index, node in enumerate(self.model.graph.node):
             if node.op_type == "Identity" and node.output[0] in self.copies:
                 continue

@@ -1,11 +1,13 @@
 """Interpreters of the ONNX tensor ops (see __init__.py for the op signature)."""
 import math
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from onnx import numpy_helper
 
 from . import register
+from .rng import dropout_keep
 
 
 @register("Transpose")
@@ -188,8 +190,17 @@ register("Where")(lambda i, a, c: torch.where(i[0].bool(), i[1], i[2]))
 
 @register("Dropout")
 def dropout(inputs, attrs, ctx):
+    """Training mode with ratio > 0 draws pdc's counter-based mask (rng.py):
+    the rng_id is the number of such dropouts before this one in the graph."""
     ratio = float(inputs[1]) if len(inputs) > 1 and inputs[1] is not None else 0.5
     training = bool(inputs[2]) if len(inputs) > 2 and inputs[2] is not None else False
-    if training and ratio != 0.0:
-        raise NotImplementedError("training-mode dropout with ratio > 0")
-    return inputs[0], torch.ones_like(inputs[0], dtype=torch.bool)
+    x = inputs[0]
+    if not training or ratio == 0.0:
+        return x, torch.ones_like(x, dtype=torch.bool)
+    rng_id = ctx.rng["next_id"]
+    ctx.rng["next_id"] += 1
+    keep = torch.from_numpy(dropout_keep(x.numel(), ratio, ctx.rng["seed"], rng_id,
+                                         ctx.rng["microbatch"])).reshape(x.shape)
+    # pdc's scale is 1/(1 - ratio) in float32.
+    scale = float(np.float32(1.0) / (np.float32(1.0) - np.float32(ratio)))
+    return torch.where(keep, x * scale, torch.zeros_like(x)), keep
