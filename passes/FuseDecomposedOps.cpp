@@ -1,4 +1,4 @@
-//===- FuseDecomposedOps.cpp - Fuse decomposed LayerNorm --------*- C++ -*-===//
+//===- FuseDecomposedOps.cpp - Fuse decomposed LayerNorm, GELU --*- C++ -*-===//
 //
 // pd-fuse-decomposed-ops: exporters before ONNX opset 17 (torch.onnx at
 // opset 13, the common case) spell LayerNorm out as
@@ -13,6 +13,9 @@
 // whose kernel computes the statistics in double and whose backward
 // recomputes them from x. The replacement is exact in real arithmetic;
 // only the last bits of float32 rounding differ.
+//
+// Likewise GELU before opset 20, 0.5 * x * (1 + Erf(x / sqrt(2))) (Div, Erf,
+// Add, Mul, Mul: five kernels and four stashed tensors), becomes one pd.gelu.
 //
 //===----------------------------------------------------------------------===//
 
@@ -205,11 +208,90 @@ struct FuseLayerNorm : public OpRewritePattern<DivOp> {
   }
 };
 
+/// Whether `v` is a one-element f32 constant within 1e-6 (relative) of
+/// `want`.
+bool isConstantNear(Value v, double want) {
+  std::optional<float> c = scalarConstant(v);
+  return c && std::abs(*c - want) <= 1e-6 * std::abs(want);
+}
+
+/// Matches x / sqrt(2) (or x * (1 / sqrt(2))) with a scalar constant;
+/// returns x.
+Value matchDivSqrt2(Value v) {
+  if (auto div = v.getDefiningOp<DivOp>())
+    return isConstantNear(div.getRhs(), M_SQRT2) ? div.getLhs() : Value();
+  if (auto mul = v.getDefiningOp<MulOp>()) {
+    if (isConstantNear(mul.getRhs(), M_SQRT1_2))
+      return mul.getLhs();
+    if (isConstantNear(mul.getLhs(), M_SQRT1_2))
+      return mul.getRhs();
+  }
+  return {};
+}
+
+/// The single user of `v` if it is an OpT with `v` as an operand and the
+/// type of `v`.
+template <typename OpT> OpT soleUser(Value v) {
+  if (!v.hasOneUse())
+    return {};
+  auto op = dyn_cast<OpT>(*v.user_begin());
+  return op && op.getType() == v.getType() ? op : OpT();
+}
+
+/// Rewrites GELU spelled out with erf, as torch.onnx exports F.gelu before
+/// opset 20: 0.5 * x * (1 + erf(x / sqrt(2))) in any association of the two
+/// products, anchored on the Erf.
+struct FuseErfGelu : public OpRewritePattern<ErfOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ErfOp erf,
+                                PatternRewriter &rewriter) const override {
+    Value x = matchDivSqrt2(erf.getInput());
+    if (!x || x.getType() != erf.getType() || !erf.getInput().hasOneUse())
+      return rewriter.notifyMatchFailure(erf, "input is not x / sqrt(2)");
+    auto add = soleUser<AddOp>(erf.getResult());
+    if (!add || !isConstantNear(otherOperand(add, erf.getResult()), 1.0))
+      return rewriter.notifyMatchFailure(erf, "not 1 + erf");
+    Value onePlus = add.getResult();
+    Operation *last = matchHalfXProduct(x, onePlus);
+    if (!last)
+      return rewriter.notifyMatchFailure(erf, "not 0.5 * x * (1 + erf)");
+    rewriter.setInsertionPoint(last);
+    rewriter.replaceOpWithNewOp<GeluOp>(last, erf.getType(), x,
+                                        rewriter.getStringAttr("none"));
+    return success();
+  }
+
+  /// The op computing 0.5 * x * t from t: (x * t) * 0.5, x * (t * 0.5) or
+  /// (x * 0.5) * t, operands in either order; null if none does.
+  static Operation *matchHalfXProduct(Value x, Value t) {
+    auto first = soleUser<MulOp>(t);
+    if (!first)
+      return nullptr;
+    Value other = otherOperand(first, t);
+    if (other == x) { // (x * t) * 0.5
+      auto second = soleUser<MulOp>(first.getResult());
+      return second && isConstantNear(otherOperand(second, first.getResult()), 0.5)
+                 ? second.getOperation() : nullptr;
+    }
+    if (isConstantNear(other, 0.5)) { // x * (t * 0.5)
+      auto second = soleUser<MulOp>(first.getResult());
+      return second && otherOperand(second, first.getResult()) == x
+                 ? second.getOperation() : nullptr;
+    }
+    auto half = other.getDefiningOp<MulOp>(); // (x * 0.5) * t
+    if (half && other.hasOneUse() && otherOperand(half, x) &&
+        isConstantNear(otherOperand(half, x), 0.5))
+      return first.getOperation();
+    return nullptr;
+  }
+};
+
 } // namespace
 
 void FuseDecomposedOpsPass::runOnOperation() {
   RewritePatternSet patterns(&getContext());
-  patterns.add<FuseLayerNorm>(&getContext());
+  patterns.add<FuseLayerNorm, FuseErfGelu>(&getContext());
   GreedyRewriteConfig config;
   config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
   if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),

@@ -11,7 +11,7 @@
 include "mlir/Pass/PassBase.td"
 
 def FuseDecomposedOpsPass : Pass<"pd-fuse-decomposed-ops", "::mlir::ModuleOp"> {
-  let summary = "Replaces decomposed LayerNorm subgraphs by pd.layer_norm.";
+  let summary = "Replaces decomposed LayerNorm and GELU subgraphs by fused ops.";
   let description = [{
     ONNX exports before opset 17 spell LayerNorm out as ReduceMean, Sub,
     Pow (or Mul), ReduceMean, Add epsilon, Sqrt, Div, then Mul by gamma and
@@ -19,7 +19,9 @@ def FuseDecomposedOpsPass : Pass<"pd-fuse-decomposed-ops", "::mlir::ModuleOp"> {
     axes are the trailing ones, the chain becomes one pd.layer_norm (gamma
     and beta are constant ones and zeros when the affine part is absent):
     one kernel forward and backward instead of sixteen, and only x stashed
-    for the backward. Runs before pd-autodiff.
+    for the backward. GELU before opset 20, 0.5 * x * (1 + erf(x /
+    sqrt(2))) in any association of its products, becomes one pd.gelu.
+    Runs before pd-autodiff.
 
     Before:
     ```mlir

@@ -146,3 +146,63 @@ func.func @wrong_count(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %n = pd.div %d, %r : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
   return %n : tensor<4x8xf32>
 }
+
+// -----
+
+// GELU as torch.onnx exports F.gelu before opset 20, and the association
+// torch 2's optimizer leaves: one pd.gelu each.
+// CHECK-LABEL: func.func @gelu_forms
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>
+// CHECK-NEXT: %[[A:.*]] = pd.gelu %[[X]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[B:.*]] = pd.gelu %[[A]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[C:.*]] = pd.gelu %[[B]] : tensor<4x8xf32>
+// CHECK-NEXT: return %[[C]]
+func.func @gelu_forms(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %sqrt2 = pd.constant dense<1.41421354> : tensor<f32>
+  %one = pd.constant dense<1.000000e+00> : tensor<f32>
+  %half = pd.constant dense<5.000000e-01> : tensor<f32>
+  %rsqrt2 = pd.constant dense<0.707106769> : tensor<f32>
+  // (x * (1 + erf(x / sqrt2))) * 0.5
+  %0 = pd.div %x, %sqrt2 : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %1 = pd.erf %0 : tensor<4x8xf32>
+  %2 = pd.add %1, %one : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %3 = pd.mul %x, %2 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %a = pd.mul %3, %half : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  // a * (0.5 * (erf(a * rsqrt2) + 1))
+  %4 = pd.mul %a, %rsqrt2 : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %5 = pd.erf %4 : tensor<4x8xf32>
+  %6 = pd.add %one, %5 : tensor<f32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %7 = pd.mul %half, %6 : tensor<f32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %b = pd.mul %a, %7 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  // (b * 0.5) * (1 + erf(b / sqrt2))
+  %8 = pd.mul %b, %half : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %9 = pd.div %b, %sqrt2 : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %10 = pd.erf %9 : tensor<4x8xf32>
+  %11 = pd.add %10, %one : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %c = pd.mul %8, %11 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %c : tensor<4x8xf32>
+}
+
+// -----
+
+// Not GELU: the erf escapes, or the factor is not one half.
+// CHECK-LABEL: func.func @not_gelu
+// CHECK-NOT: pd.gelu
+// CHECK: return
+func.func @not_gelu(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %sqrt2 = pd.constant dense<1.41421354> : tensor<f32>
+  %one = pd.constant dense<1.000000e+00> : tensor<f32>
+  %half = pd.constant dense<5.000000e-01> : tensor<f32>
+  %other = pd.constant dense<6.000000e-01> : tensor<f32>
+  %0 = pd.div %x, %sqrt2 : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %1 = pd.erf %0 : tensor<4x8xf32>
+  %2 = pd.add %1, %one : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %3 = pd.mul %x, %2 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %a = pd.mul %3, %half : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %4 = pd.div %x, %sqrt2 : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %5 = pd.erf %4 : tensor<4x8xf32>
+  %6 = pd.add %5, %one : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %7 = pd.mul %x, %6 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %b = pd.mul %7, %other : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  return %a, %1, %b : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
