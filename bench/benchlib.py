@@ -3,12 +3,14 @@
 Runs pdc plans and reads their per-step times, times PyTorch eager training
 of the same nn.Module, and prints the comparison table. Not a test.
 """
+import copy
 import importlib.util
 import json
 import os
 import re
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -28,11 +30,24 @@ def blas_core_for_this_cpu():
     return "Haswell" if "avx2" in flags else None
 
 
+def threads_from_argv(argv, default=1):
+    """The --threads N (or --threads=N) of a benchmark's command line."""
+    for i, arg in enumerate(argv):
+        if arg == "--threads" and i + 1 < len(argv):
+            return int(argv[i + 1])
+        if arg.startswith("--threads="):
+            return int(arg.split("=", 1)[1])
+    return default
+
+
 # torch 1.13 on Debian calls the same OpenBLAS through libblas.so.3; give it
-# the kernels pdc's ranks get (the variable is read when OpenBLAS loads, so
-# before torch is imported).
+# the kernels and the thread count pdc's ranks get. OpenBLAS reads these
+# variables when it loads, so they are set before torch is imported
+# (torch.set_num_threads does not reach OpenBLAS).
 if "OPENBLAS_CORETYPE" not in os.environ and blas_core_for_this_cpu():
     os.environ["OPENBLAS_CORETYPE"] = blas_core_for_this_cpu()
+os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(
+    threads_from_argv(sys.argv))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -88,9 +103,10 @@ def compare(args, title, model, model_path, data_dir, batches):
           f"{args.schedule}, {args.optimizer}, {args.threads} thread(s) per process, "
           f"BLAS {blas_in_use()}")
     torch_s = time_torch(args, model, batches)
+    torch_mb = time_torch(args, model, batches, chunks=args.microbatches)
     depths = [int(d) for d in args.stages.split(",")]
     pdc = [(d, *time_pdc(args, model_path, data_dir, args.work_dir, d)) for d in depths]
-    report(args, batch, torch_s, pdc)
+    report(args, batch, (torch_s, torch_mb), pdc)
 
 
 def add_common_args(p, microbatch, microbatches, optimizer, lr):
@@ -165,10 +181,14 @@ def torch_optimizer(args, params):
     return cls(params, lr=args.lr)
 
 
-def time_torch(args, model, batches):
+def time_torch(args, model, batches, chunks=1):
     """Train model eagerly, one global batch per step from batches(step) (a tuple
-    of forward arguments); return the median seconds per step."""
+    of forward arguments), as `chunks` accumulated forward/backward passes
+    (chunks = m is the microbatched work pdc does; 1 is one pass over the
+    batch); return the median seconds per step. Training changes the model,
+    so each call starts from a copy."""
     torch.set_num_threads(args.threads)
+    model = copy.deepcopy(model)
     model.train()
     optimizer = torch_optimizer(args, model.parameters())
     times = []
@@ -176,7 +196,8 @@ def time_torch(args, model, batches):
         inputs = batches(step)
         start = time.perf_counter()
         optimizer.zero_grad()
-        model(*inputs).backward()
+        for part in zip(*(t.chunk(chunks) for t in inputs)):
+            (model(*part) / chunks).backward()
         optimizer.step()
         times.append(time.perf_counter() - start)
     return statistics.median(times[args.warmup:])
@@ -188,16 +209,21 @@ def blas_in_use():
     return f"{path} (OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', 'auto')})"
 
 
-def report(args, batch, torch_s, pdc_times):
+def report(args, batch, torch_times, pdc_times):
     """Print step times, throughput and the ratios against torch and the ideal.
 
+    torch_times: (one pass over the batch, m accumulated microbatches);
     pdc_times: [(stages, seconds, how)], stage counts ascending."""
-    rows = [("torch eager", torch_s, "median")]
+    torch_s, torch_mb = torch_times
+    rows = [("torch eager", torch_s, "median, the batch in one pass"),
+            ("torch eager", torch_mb, f"median, {args.microbatches} accumulated "
+                                      f"microbatches of {args.microbatch}")]
     rows += [(f"pdc d={d}", s, how) for d, s, how in pdc_times]
     for name, sec, how in rows:
         print(f"{name:12s} {sec * 1e3:9.2f} ms/step {batch / sec:10.1f} samples/s ({how})")
     d1, s1, _ = pdc_times[0]
-    print(f"ratio torch/pdc(d={d1}) step time: {torch_s / s1:.2f}  (>1: pdc faster)")
+    print(f"ratio torch/pdc(d={d1}) step time: {torch_s / s1:.2f} against one pass, "
+          f"{torch_mb / s1:.2f} against the same microbatches  (>1: pdc faster)")
     for d, s, _ in pdc_times[1:]:
         print(f"ratio pdc d={d} / d={d1} throughput: {s1 / s:.2f}  "
               f"(ideal {d / d1:.0f}: {d} processes vs {d1})")
