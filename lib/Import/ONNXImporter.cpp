@@ -496,13 +496,15 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
   main.addEntryBlock();
   if (failed(importInitializers(*module, main)) || failed(importInputs(main)))
     return failure();
-  warnAboutFoldedExport();
   builder.setInsertionPointToStart(&main.getBody().front());
   for (const auto &node : model.graph().node())
     if (failed(importNode(node)))
       return failure();
   if (failed(importReturn(main)))
     return failure();
+  // Only a model that imports gets the warning: a rejected one gets its
+  // one error line.
+  warnAboutFoldedExport();
   // Handlers that look an operand up twice (or only read its shape) leave
   // parameter reads without uses; they would be stage inputs for nothing.
   main.walk([](ParamRefOp ref) {
