@@ -168,17 +168,15 @@ static FailureOr<DenseElementsAttr> requireConstant(NodeBinder &b, unsigned i) {
   return c;
 }
 
-/// The static shape of input 0 without materialising it: a parameter read
-/// only for its shape leaves no pd.param_ref behind.
+/// The static shape of input 0. A parameter read only for its shape leaves
+/// an unused pd.param_ref, which the importer erases at the end (not here:
+/// the same value may be bound to a name, e.g. through Cast or Identity,
+/// that a later node reads).
 static FailureOr<SmallVector<int64_t>> inputShape(NodeBinder &b) {
   ONNXValue input;
   if (b.rawOperand(input, 0))
     return failure();
-  SmallVector<int64_t> shape = input.shape();
-  if (auto ref = input.value.getDefiningOp<ParamRefOp>())
-    if (ref->use_empty())
-      ref->erase();
-  return shape;
+  return input.shape();
 }
 
 /// Binds output 0 to a pd.constant of `value`.

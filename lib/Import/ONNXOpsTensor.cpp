@@ -568,16 +568,14 @@ static LogicalResult importCast(NodeBinder &b) {
 }
 
 /// CastLike (15, 19): Cast to the element type of input 1, whose values are
-/// not read (a parameter read only for its type leaves no pd.param_ref).
+/// not read (a parameter read only for its type leaves an unused
+/// pd.param_ref, erased at the end of the import).
 static LogicalResult importCastLike(NodeBinder &b) {
   Value input;
   ONNXValue like;
   if (b.expectOutputs(1) || b.operand(input, 0) || b.rawOperand(like, 1))
     return failure();
   Type elem = cast<RankedTensorType>(like.value.getType()).getElementType();
-  if (auto ref = like.value.getDefiningOp<ParamRefOp>())
-    if (ref->use_empty())
-      ref->erase();
   return castTo(b, input, elem);
 }
 
