@@ -15,7 +15,9 @@
 // only the last bits of float32 rounding differ.
 //
 // Likewise GELU before opset 20, 0.5 * x * (1 + Erf(x / sqrt(2))) (Div, Erf,
-// Add, Mul, Mul: five kernels and four stashed tensors), becomes one pd.gelu.
+// Add, Mul, Mul: five kernels and four stashed tensors), and its tanh
+// approximation 0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+// become one pd.gelu each.
 //
 //===----------------------------------------------------------------------===//
 
@@ -287,11 +289,79 @@ struct FuseErfGelu : public OpRewritePattern<ErfOp> {
   }
 };
 
+/// Matches x^3 as pd.pow(x, 3), x * (x * x) or (x * x) * x, with every
+/// intermediate used once; returns x.
+Value matchCube(Value v) {
+  if (auto pow = v.getDefiningOp<PowOp>())
+    return pow.getExponent().convertToFloat() == 3.0f ? pow.getInput() : Value();
+  auto mul = v.getDefiningOp<MulOp>();
+  if (!mul)
+    return {};
+  for (auto [x, square] : {std::pair(mul.getLhs(), mul.getRhs()),
+                           std::pair(mul.getRhs(), mul.getLhs())})
+    if (square.hasOneUse() && matchSquare(square) == x)
+      return x;
+  return {};
+}
+
+/// Matches sqrt(2/pi) * (x + 0.044715 * x^3), factors in either order;
+/// returns x.
+Value matchTanhArgument(Value v) {
+  auto scaled = v.getDefiningOp<MulOp>();
+  if (!scaled || !v.hasOneUse())
+    return {};
+  Value inner;
+  for (Value c : {scaled.getLhs(), scaled.getRhs()})
+    if (isConstantNear(c, 0.7978845608028654))
+      inner = otherOperand(scaled, c);
+  auto add = inner ? inner.getDefiningOp<AddOp>() : AddOp();
+  if (!add || !inner.hasOneUse())
+    return {};
+  for (auto [x, term] : {std::pair(add.getLhs(), add.getRhs()),
+                         std::pair(add.getRhs(), add.getLhs())}) {
+    auto mul = term.getDefiningOp<MulOp>();
+    if (!mul || !term.hasOneUse())
+      continue;
+    for (Value c : {mul.getLhs(), mul.getRhs()})
+      if (isConstantNear(c, 0.044715)) {
+        Value cube = otherOperand(mul, c);
+        if (cube.hasOneUse() && matchCube(cube) == x)
+          return x;
+      }
+  }
+  return {};
+}
+
+/// Rewrites GELU's tanh approximation spelled out (torch's
+/// F.gelu(approximate="tanh") before opset 20, Hugging Face's NewGELU):
+/// 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), anchored on the
+/// Tanh.
+struct FuseTanhGelu : public OpRewritePattern<TanhOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TanhOp tanh,
+                                PatternRewriter &rewriter) const override {
+    Value x = matchTanhArgument(tanh.getInput());
+    if (!x || x.getType() != tanh.getType())
+      return rewriter.notifyMatchFailure(tanh, "not tanh of GELU's argument");
+    auto add = soleUser<AddOp>(tanh.getResult());
+    if (!add || !isConstantNear(otherOperand(add, tanh.getResult()), 1.0))
+      return rewriter.notifyMatchFailure(tanh, "not 1 + tanh");
+    Operation *last = FuseErfGelu::matchHalfXProduct(x, add.getResult());
+    if (!last)
+      return rewriter.notifyMatchFailure(tanh, "not 0.5 * x * (1 + tanh)");
+    rewriter.setInsertionPoint(last);
+    rewriter.replaceOpWithNewOp<GeluOp>(last, tanh.getType(), x,
+                                        rewriter.getStringAttr("tanh"));
+    return success();
+  }
+};
+
 } // namespace
 
 void FuseDecomposedOpsPass::runOnOperation() {
   RewritePatternSet patterns(&getContext());
-  patterns.add<FuseLayerNorm, FuseErfGelu>(&getContext());
+  patterns.add<FuseLayerNorm, FuseErfGelu, FuseTanhGelu>(&getContext());
   GreedyRewriteConfig config;
   config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
   if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),

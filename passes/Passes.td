@@ -20,7 +20,9 @@ def FuseDecomposedOpsPass : Pass<"pd-fuse-decomposed-ops", "::mlir::ModuleOp"> {
     and beta are constant ones and zeros when the affine part is absent):
     one kernel forward and backward instead of sixteen, and only x stashed
     for the backward. GELU before opset 20, 0.5 * x * (1 + erf(x /
-    sqrt(2))) in any association of its products, becomes one pd.gelu.
+    sqrt(2))) in any association of its products, and its tanh
+    approximation 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+    become one pd.gelu each.
     Runs before pd-autodiff.
 
     Before:

@@ -206,3 +206,60 @@ func.func @not_gelu(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, t
   %b = pd.mul %7, %other : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
   return %a, %1, %b : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// GELU's tanh approximation as torch.onnx exports F.gelu(approximate="tanh")
+// (x * (x * x)) and as Hugging Face's NewGELU reads (pow 3): one pd.gelu
+// {approximate = "tanh"} each.
+// CHECK-LABEL: func.func @tanh_gelu_forms
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>
+// CHECK-NEXT: %[[A:.*]] = pd.gelu %[[X]] {approximate = "tanh"} : tensor<2x3xf32>
+// CHECK-NEXT: %[[B:.*]] = pd.gelu %[[A]] {approximate = "tanh"} : tensor<2x3xf32>
+// CHECK-NEXT: return %[[B]]
+func.func @tanh_gelu_forms(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %k = pd.constant dense<4.471500e-02> : tensor<f32>
+  %c = pd.constant dense<0.797884583> : tensor<f32>
+  %one = pd.constant dense<1.000000e+00> : tensor<f32>
+  %half = pd.constant dense<5.000000e-01> : tensor<f32>
+  %0 = pd.mul %x, %x : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %1 = pd.mul %x, %0 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %2 = pd.mul %k, %1 : tensor<f32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %3 = pd.add %x, %2 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %4 = pd.mul %c, %3 : tensor<f32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %5 = pd.tanh %4 : tensor<2x3xf32>
+  %6 = pd.add %one, %5 : tensor<f32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %7 = pd.mul %x, %6 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %a = pd.mul %half, %7 : tensor<f32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %8 = pd.mul %a, %half : tensor<2x3xf32>, tensor<f32> -> tensor<2x3xf32>
+  %9 = pd.pow %a, 3.000000e+00 : tensor<2x3xf32>
+  %10 = pd.mul %9, %k : tensor<2x3xf32>, tensor<f32> -> tensor<2x3xf32>
+  %11 = pd.add %a, %10 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %12 = pd.mul %11, %c : tensor<2x3xf32>, tensor<f32> -> tensor<2x3xf32>
+  %13 = pd.tanh %12 : tensor<2x3xf32>
+  %14 = pd.add %13, %one : tensor<2x3xf32>, tensor<f32> -> tensor<2x3xf32>
+  %b = pd.mul %8, %14 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  return %b : tensor<2x3xf32>
+}
+
+// -----
+
+// Not GELU: another cubic coefficient.
+// CHECK-LABEL: func.func @not_tanh_gelu
+// CHECK-NOT: pd.gelu
+// CHECK: pd.tanh
+func.func @not_tanh_gelu(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %k = pd.constant dense<5.000000e-02> : tensor<f32>
+  %c = pd.constant dense<0.797884583> : tensor<f32>
+  %one = pd.constant dense<1.000000e+00> : tensor<f32>
+  %half = pd.constant dense<5.000000e-01> : tensor<f32>
+  %0 = pd.pow %x, 3.000000e+00 : tensor<2x3xf32>
+  %1 = pd.mul %k, %0 : tensor<f32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %2 = pd.add %x, %1 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %3 = pd.mul %c, %2 : tensor<f32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %4 = pd.tanh %3 : tensor<2x3xf32>
+  %5 = pd.add %one, %4 : tensor<f32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %6 = pd.mul %x, %5 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %7 = pd.mul %half, %6 : tensor<f32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  return %7 : tensor<2x3xf32>
+}
