@@ -78,8 +78,8 @@ void registerShapeHandlers(HandlerTable &table);  // ONNXOpsShape.cpp
 void registerSequenceHandlers(HandlerTable &table); // ONNXOpsSequence.cpp
 
 /// Evaluates a node whose inputs are all compile-time constants to
-/// constants when its op has an evaluator (elementwise arithmetic, Where,
-/// Not on int64/int32/bool/f32 constants; ONNXOpsShape.cpp). Returns
+/// constants when its op has an evaluator (elementwise arithmetic, Neg,
+/// Where, Not on int64/int32/bool/f32 constants; ONNXOpsShape.cpp). Returns
 /// nullopt when the node is left to its handler.
 std::optional<LogicalResult> foldConstantNode(NodeBinder &binder);
 

@@ -77,6 +77,11 @@ static Attribute evalElement(NodeBinder &b, StringRef op,
     return BoolAttr::get(b.context(), !cast<BoolAttr>(at(0)).getValue());
   if (op == "Where")
     return cast<BoolAttr>(at(0)).getValue() ? at(1) : at(2);
+  if (op == "Neg")
+    return elem.isF32()
+               ? Attribute(FloatAttr::get(
+                     elem, -(float)cast<FloatAttr>(at(0)).getValueAsDouble()))
+               : Attribute(IntegerAttr::get(elem, -cast<IntegerAttr>(at(0)).getInt()));
   if (elem.isF32())
     return FloatAttr::get(
         elem, applyFloat(op, cast<FloatAttr>(at(0)).getValueAsDouble(),
@@ -93,6 +98,11 @@ static Type resultElementType(StringRef op, ArrayRef<DenseElementsAttr> in) {
   Type first = in[0].getElementType();
   if (op == "Not")
     return first.isInteger(1) && in.size() == 1 ? first : Type();
+  if (op == "Neg")
+    return in.size() == 1 && (first.isF32() || first.isInteger(64) ||
+                              first.isInteger(32))
+               ? first
+               : Type();
   if (op == "Where")
     return in.size() == 3 && first.isInteger(1) &&
                    in[1].getElementType() == in[2].getElementType()
@@ -105,8 +115,8 @@ static Type resultElementType(StringRef op, ArrayRef<DenseElementsAttr> in) {
 }
 
 std::optional<LogicalResult> mlir::pd::detail::foldConstantNode(NodeBinder &b) {
-  static const llvm::StringSet<> kEvaluated = {"Add", "Sub",   "Mul",
-                                               "Div", "Where", "Not"};
+  static const llvm::StringSet<> kEvaluated = {"Add", "Sub", "Mul", "Div",
+                                               "Where", "Not", "Neg"};
   StringRef op = b.opType();
   if (!kEvaluated.contains(op) || b.numOutputs() != 1 || b.numInputs() == 0)
     return std::nullopt;
