@@ -2,7 +2,8 @@
 //
 // Handlers for ONNX loss ops. SoftmaxCrossEntropyLoss (what torch exports
 // for F.cross_entropy) becomes pd.softmax_cross_entropy with reduction
-// "mean", logits [N, C] and labels [N]; other variants are rejected.
+// "mean", logits [N, C] and labels [N] (scores [N, C, d1, ..] are moved to
+// [N*d1*.., C] first); other variants are rejected.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,26 +13,56 @@ using namespace mlir;
 using namespace mlir::pd;
 using namespace mlir::pd::detail;
 
-/// Checks the label tensor: [N] of i64 or i32 matching logits [N, C].
+/// Checks the label tensor: [N, d1, ..] of i64 or i32 matching scores
+/// [N, C, d1, ..].
 static LogicalResult checkLabels(NodeBinder &b, Value logits, Value labels) {
   auto logitsType = cast<RankedTensorType>(logits.getType());
   auto labelsType = cast<RankedTensorType>(labels.getType());
-  if (logitsType.getRank() != 2)
+  if (logitsType.getRank() < 2)
     return b.emitError() << "scores '" << b.inputName(0) << "' have shape "
                          << shapeString(logitsType.getShape())
-                         << "; only [N, C] scores are supported";
+                         << "; expected [N, C] or [N, C, d1, ...]";
   if (!labelsType.getElementType().isInteger(64) &&
       !labelsType.getElementType().isInteger(32))
     return b.emitError() << "labels '" << b.inputName(1)
                          << "' have element type "
                          << labelsType.getElementType()
                          << ", expected i64 or i32";
-  if (labelsType.getRank() != 1 ||
-      labelsType.getDimSize(0) != logitsType.getDimSize(0))
+  SmallVector<int64_t> want(logitsType.getShape());
+  want.erase(want.begin() + 1);
+  if (labelsType.getShape() != ArrayRef<int64_t>(want))
     return b.emitError() << "labels '" << b.inputName(1) << "' have shape "
-                         << shapeString(labelsType.getShape()) << ", expected ["
-                         << logitsType.getDimSize(0) << "]";
+                         << shapeString(labelsType.getShape()) << ", expected "
+                         << shapeString(want);
   return success();
+}
+
+/// Scores [N, C, d1, ..] and labels [N, d1, ..] as the rows of one [N*D, C]
+/// problem (class axis last, then flattened): the mean over non-ignored
+/// elements is the same.
+static void flattenSpatial(NodeBinder &b, Value &logits, Value &labels) {
+  auto type = cast<RankedTensorType>(logits.getType());
+  if (type.getRank() == 2)
+    return;
+  OpBuilder &builder = b.builder();
+  SmallVector<int64_t> perm{0}, moved{type.getDimSize(0)};
+  for (int64_t d = 2; d < type.getRank(); ++d) {
+    perm.push_back(d);
+    moved.push_back(type.getDimSize(d));
+  }
+  perm.push_back(1);
+  moved.push_back(type.getDimSize(1));
+  Value transposed = builder.create<TransposeOp>(
+      b.loc(), RankedTensorType::get(moved, type.getElementType()), logits,
+      builder.getDenseI64ArrayAttr(perm));
+  int64_t classes = type.getDimSize(1), rows = type.getNumElements() / classes;
+  logits = builder.create<ReshapeOp>(
+      b.loc(), RankedTensorType::get({rows, classes}, type.getElementType()),
+      transposed);
+  auto labelsType = cast<RankedTensorType>(labels.getType());
+  labels = builder.create<ReshapeOp>(
+      b.loc(), RankedTensorType::get({rows}, labelsType.getElementType()),
+      labels);
 }
 
 /// SoftmaxCrossEntropyLoss (12, 13): reduction "mean" only, no weights, and
@@ -55,6 +86,7 @@ static LogicalResult importSoftmaxCrossEntropyLoss(NodeBinder &b) {
   if (b.f32Operand(logits, 0) || b.operand(labels, 1) ||
       failed(checkLabels(b, logits, labels)))
     return failure();
+  flattenSpatial(b, logits, labels);
   // Without ignore_index every label counts; -100 is never a valid class.
   auto loss = b.builder().create<SoftmaxCrossEntropyLossOp>(
       b.loc(), RankedTensorType::get({}, b.builder().getF32Type()), logits,
