@@ -261,7 +261,8 @@ LogicalResult StageLowering::lowerOp(Operation *op) {
       })
       .Case<SoftmaxCrossEntropyLossOp>([&](SoftmaxCrossEntropyLossOp l) {
         auto dims = shapeOf(l.getLogits());
-        call("pdrt_softmax_xent",
+        call(l.getType().getRank() ? "pdrt_softmax_xent_rows"
+                                   : "pdrt_softmax_xent",
              {ctx, addr(l.getLogits()), addr(l.getLabels()), addr(l),
               i64(dims[0]), i64(dims[1]), i64(l.getIgnoreIndex())});
         return success();
@@ -269,7 +270,8 @@ LogicalResult StageLowering::lowerOp(Operation *op) {
       .Case<SoftmaxCrossEntropyLossGradOp>(
           [&](SoftmaxCrossEntropyLossGradOp l) {
             auto dims = shapeOf(l.getLogits());
-            call("pdrt_softmax_xent_grad",
+            bool rows = l.getGrad().getType().getRank() != 0;
+            call(rows ? "pdrt_softmax_xent_rows_grad" : "pdrt_softmax_xent_grad",
                  {ctx, addr(l.getGrad()), addr(l.getLogits()),
                   addr(l.getLabels()), addr(l), i64(dims[0]), i64(dims[1]),
                   i64(l.getIgnoreIndex())});

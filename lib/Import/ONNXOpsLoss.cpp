@@ -1,9 +1,10 @@
 //===- ONNXOpsLoss.cpp - Loss functions -------------------------*- C++ -*-===//
 //
 // Handlers for ONNX loss ops. SoftmaxCrossEntropyLoss (what torch exports
-// for F.cross_entropy) becomes pd.softmax_cross_entropy with reduction
-// "mean", logits [N, C] and labels [N] (scores [N, C, d1, ..] are moved to
-// [N*d1*.., C] first); other variants are rejected.
+// for F.cross_entropy) becomes pd.softmax_cross_entropy on logits [N, C]
+// and labels [N] (scores [N, C, d1, ..] are moved to [N*d1*.., C] first):
+// a scalar result for reduction "mean", per-row losses for "none", summed
+// for "sum". Class weights are rejected.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,8 +66,10 @@ static void flattenSpatial(NodeBinder &b, Value &logits, Value &labels) {
       labels);
 }
 
-/// SoftmaxCrossEntropyLoss (12, 13): reduction "mean" only, no weights, and
-/// the optional log_prob output must be unused.
+/// SoftmaxCrossEntropyLoss (12, 13): reductions "mean", "sum" (the per-row
+/// losses summed) and "none" (per-element losses of the labels' shape, 0
+/// where ignored); no class weights; the optional log_prob output must be
+/// unused.
 static LogicalResult importSoftmaxCrossEntropyLoss(NodeBinder &b) {
   std::string reduction;
   int64_t ignoreIndex;
@@ -74,9 +77,9 @@ static LogicalResult importSoftmaxCrossEntropyLoss(NodeBinder &b) {
   if (b.attr(reduction, "reduction", "mean") ||
       b.attr(ignoreIndex, "ignore_index", -100))
     return failure();
-  if (reduction != "mean")
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
     return b.emitError() << "reduction '" << reduction
-                         << "' is unsupported (only 'mean')";
+                         << "' is not one of 'mean', 'sum', 'none'";
   if (b.hasInput(2))
     return b.emitError() << "class weights '" << b.inputName(2)
                          << "' are unsupported";
@@ -86,12 +89,26 @@ static LogicalResult importSoftmaxCrossEntropyLoss(NodeBinder &b) {
   if (b.f32Operand(logits, 0) || b.operand(labels, 1) ||
       failed(checkLabels(b, logits, labels)))
     return failure();
+  auto labelShape = cast<RankedTensorType>(labels.getType()).getShape().vec();
   flattenSpatial(b, logits, labels);
+  OpBuilder &builder = b.builder();
+  Type f32 = builder.getF32Type();
+  int64_t rows = cast<RankedTensorType>(labels.getType()).getDimSize(0);
   // Without ignore_index every label counts; -100 is never a valid class.
-  auto loss = b.builder().create<SoftmaxCrossEntropyLossOp>(
-      b.loc(), RankedTensorType::get({}, b.builder().getF32Type()), logits,
-      labels, b.builder().getI64IntegerAttr(ignoreIndex));
-  return b.setResult(0, loss.getResult());
+  auto loss = builder.create<SoftmaxCrossEntropyLossOp>(
+      b.loc(),
+      reduction == "mean" ? RankedTensorType::get({}, f32)
+                          : RankedTensorType::get({rows}, f32),
+      logits, labels, builder.getI64IntegerAttr(ignoreIndex));
+  Value result = loss.getResult();
+  if (reduction == "sum")
+    result = builder.create<ReduceSumOp>(b.loc(), RankedTensorType::get({}, f32),
+                                         result, builder.getDenseI64ArrayAttr({0}),
+                                         /*keepdims=*/false);
+  else if (reduction == "none" && labelShape.size() != 1)
+    result = builder.create<ReshapeOp>(
+        b.loc(), RankedTensorType::get(labelShape, f32), result);
+  return b.setResult(0, result);
 }
 
 void mlir::pd::detail::registerLossHandlers(HandlerTable &table) {

@@ -1,7 +1,8 @@
 //===- softmax_xent.cc - Softmax cross-entropy and its gradient ---------------===//
 //
 // Rows with label == ignore_index do not count; the loss is the mean over
-// the counted rows of lse(row) - row[label] (pdrt_numerics.h). A label
+// the counted rows of lse(row) - row[label] (pdrt_numerics.h), or with the
+// _rows forms (reduction "none") each row's own value, 0 when ignored. A label
 // outside [0, c) is a data error naming the row (the executor adds which
 // microbatch and step).
 //
@@ -68,5 +69,37 @@ extern "C" void pdrt_softmax_xent_grad(pdrt_ctx *ctx, const float *dloss,
       continue;
     }
     pdrt_row_xent_grad(logits + r * c, c, labels[r], scale, dr);
+  }
+}
+
+extern "C" void pdrt_softmax_xent_rows(pdrt_ctx *ctx, const float *logits,
+                                       const int64_t *labels, float *loss,
+                                       int64_t n, int64_t c,
+                                       int64_t ignore_index) {
+  int64_t counted;
+  if (pdrt::hasError(ctx) || !countRows(ctx, labels, n, c, ignore_index, &counted))
+    return;
+  for (int64_t r = 0; r < n; ++r)
+    loss[r] = labels[r] == ignore_index
+                  ? 0.0f
+                  : pdrt_row_xent(logits + r * c, c, labels[r]);
+}
+
+extern "C" void pdrt_softmax_xent_rows_grad(pdrt_ctx *ctx, const float *dloss,
+                                            const float *logits,
+                                            const int64_t *labels,
+                                            float *dlogits, int64_t n,
+                                            int64_t c, int64_t ignore_index) {
+  int64_t counted;
+  if (pdrt::hasError(ctx) || !countRows(ctx, labels, n, c, ignore_index, &counted))
+    return;
+  for (int64_t r = 0; r < n; ++r) {
+    float *dr = dlogits + r * c;
+    if (labels[r] == ignore_index) {
+      for (int64_t j = 0; j < c; ++j)
+        dr[j] = 0.0f;
+      continue;
+    }
+    pdrt_row_xent_grad(logits + r * c, c, labels[r], dloss[r], dr);
   }
 }

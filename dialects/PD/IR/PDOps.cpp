@@ -200,8 +200,21 @@ LogicalResult SoftmaxCrossEntropyLossOp::verify() {
            << shapeString(labels.getShape()) << " does not match logits "
            << shapeString(logits.getShape()) << " (expected ["
            << logits.getDimSize(0) << "])";
-  if (getType().getRank() != 0)
-    return emitOpError("expects a scalar result (reduction mean)");
+  if (getType().getRank() != 0 &&
+      getType().getShape() != ArrayRef<int64_t>{logits.getDimSize(0)})
+    return emitOpError("expects a scalar result (reduction mean) or one "
+                       "loss per row [")
+           << logits.getDimSize(0) << "], got "
+           << shapeString(getType().getShape());
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyLossGradOp::verify() {
+  auto grad = getGrad().getType();
+  int64_t rows = getLogits().getType().getDimSize(0);
+  if (grad.getRank() != 0 && grad.getShape() != ArrayRef<int64_t>{rows})
+    return emitOpError("expects a scalar gradient or one per row [")
+           << rows << "], got " << shapeString(grad.getShape());
   return success();
 }
 

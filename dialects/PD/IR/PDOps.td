@@ -275,11 +275,13 @@ def PD_SumToOp : PD_Op<"sum_to", [Pure,
 def PD_SoftmaxCrossEntropyLossOp : PD_Op<"softmax_cross_entropy", [Pure,
     DeclareOpInterfaceMethods<PD_GradientOpInterface>,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
-  let summary = "Mean softmax cross-entropy of logits [N, C] against labels [N].";
+  let summary = "Softmax cross-entropy of logits [N, C] against labels [N].";
   let description = [{
-    loss = -(1/K) * sum_i log softmax(logits_i)[labels_i], over the K rows
-    whose label is not `ignore_index` (ONNX SoftmaxCrossEntropyLoss with
-    reduction "mean").
+    With a scalar result: loss = -(1/K) * sum_i log softmax(logits_i)[labels_i],
+    over the K rows whose label is not `ignore_index` (ONNX
+    SoftmaxCrossEntropyLoss with reduction "mean"). With a result [N]: each
+    row's -log softmax(logits_i)[labels_i], 0 for ignored rows (reduction
+    "none"; "sum" is its pd.reduce_sum).
 
     ```mlir
     %l = pd.softmax_cross_entropy %logits, %labels : tensor<4x10xf32>, tensor<4xi64> -> tensor<f32>
@@ -299,7 +301,9 @@ def PD_SoftmaxCrossEntropyLossGradOp : PD_Op<"softmax_cross_entropy_grad",
   let summary = "Gradient of softmax_cross_entropy with respect to the logits.";
   let description = [{
     dlogits_i = dloss * (softmax(logits_i) - onehot(labels_i)) / K for the K
-    rows whose label is not `ignore_index`, and 0 for the others.
+    rows whose label is not `ignore_index`, and 0 for the others; with a
+    per-row gradient dloss [N] (reduction "none"), dloss_i replaces
+    dloss / K.
 
     ```mlir
     %d = pd.softmax_cross_entropy_grad %dl, %logits, %labels : tensor<f32>, tensor<4x10xf32>, tensor<4xi64> -> tensor<4x10xf32>
@@ -312,6 +316,7 @@ def PD_SoftmaxCrossEntropyLossGradOp : PD_Op<"softmax_cross_entropy_grad",
   let assemblyFormat = [{
     $grad `,` $logits `,` $labels attr-dict `:` type($grad) `,` type($logits) `,` type($labels) `->` type($result)
   }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

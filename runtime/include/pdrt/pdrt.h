@@ -108,6 +108,19 @@ void pdrt_softmax_xent_grad(pdrt_ctx *ctx, const float *dloss,
                             float *dlogits, int64_t n, int64_t c,
                             int64_t ignore_index);
 
+/// Per-row form (reduction "none"): loss[r] = -log softmax(logits[r,:])
+/// [labels[r]], 0 for ignored rows; same label checks.
+void pdrt_softmax_xent_rows(pdrt_ctx *ctx, const float *logits,
+                            const int64_t *labels, float *loss, int64_t n,
+                            int64_t c, int64_t ignore_index);
+
+/// Its gradient: dlogits[r,:] = dloss[r] * (softmax(logits[r,:]) -
+/// onehot(labels[r])), 0 for ignored rows.
+void pdrt_softmax_xent_rows_grad(pdrt_ctx *ctx, const float *dloss,
+                                 const float *logits, const int64_t *labels,
+                                 float *dlogits, int64_t n, int64_t c,
+                                 int64_t ignore_index);
+
 /*===----------------------------------------------------------------------===*
  * Training services (called by generated code).
  *===----------------------------------------------------------------------===*/

@@ -72,10 +72,19 @@ func.func @loss_rank(%z: tensor<10xf32>, %y: tensor<10xi64>) {
 
 // -----
 
-// Tests that the loss result is a scalar.
+// Tests that the loss result is a scalar or one loss per row.
 func.func @loss_result(%z: tensor<4x10xf32>, %y: tensor<4xi64>) {
-  // expected-error @+1 {{'pd.softmax_cross_entropy' op expects a scalar result (reduction mean)}}
-  %0 = pd.softmax_cross_entropy %z, %y : tensor<4x10xf32>, tensor<4xi64> -> tensor<4xf32>
+  // expected-error @+1 {{'pd.softmax_cross_entropy' op expects a scalar result (reduction mean) or one loss per row [4], got [10]}}
+  %0 = pd.softmax_cross_entropy %z, %y : tensor<4x10xf32>, tensor<4xi64> -> tensor<10xf32>
+  return
+}
+
+// -----
+
+// Tests that the loss gradient is a scalar or one per row.
+func.func @loss_grad(%z: tensor<4x10xf32>, %y: tensor<4xi64>, %g: tensor<2xf32>) {
+  // expected-error @+1 {{'pd.softmax_cross_entropy_grad' op expects a scalar gradient or one per row [4], got [2]}}
+  %0 = pd.softmax_cross_entropy_grad %g, %z, %y : tensor<2xf32>, tensor<4x10xf32>, tensor<4xi64> -> tensor<4x10xf32>
   return
 }
 

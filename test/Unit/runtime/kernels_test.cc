@@ -176,6 +176,27 @@ TEST(SoftmaxXent, GradientMatchesFiniteDifferences) {
     EXPECT_EQ(g3[j], 0.0f); // ignored row
 }
 
+TEST(SoftmaxXent, PerRowFormsAgreeWithTheMean) {
+  // reduction "none": each counted row's loss, 0 for ignored rows; their
+  // mean over counted rows is the mean form, and the per-row gradient with
+  // dloss[r] = d / K is the mean form's gradient with dloss = d.
+  std::vector<float> logits = randomVector(15, 11);
+  std::vector<int64_t> labels = {4, -100, 1};
+  std::vector<float> rows(3, 9.0f);
+  pdrt_softmax_xent_rows(nullptr, logits.data(), labels.data(), rows.data(), 3, 5,
+                         -100);
+  EXPECT_EQ(rows[1], 0.0f);
+  EXPECT_NEAR((rows[0] + rows[2]) / 2, xentLoss(logits, labels, 5), 1e-6);
+  float d = 0.6f;
+  std::vector<float> dRows = {d / 2, 5.0f, d / 2}, g1(15), g2(15);
+  pdrt_softmax_xent_rows_grad(nullptr, dRows.data(), logits.data(), labels.data(),
+                              g1.data(), 3, 5, -100);
+  pdrt_softmax_xent_grad(nullptr, &d, logits.data(), labels.data(), g2.data(), 3, 5,
+                         -100);
+  for (int i = 0; i < 15; ++i)
+    EXPECT_NEAR(g1[i], g2[i], 1e-7) << "element " << i;
+}
+
 TEST(SoftmaxXent, LabelOutOfRangeIsStickyErrorNamingRow) {
   pdrt_ctx ctx;
   std::vector<float> logits(8, 0.0f);
