@@ -76,11 +76,14 @@ std::optional<LogicalResult> mlir::pd::lowerNNOp(StageLowering &L,
                {L.ctx(), L.address(b.getInput()), L.address(b), desc});
         return success();
       })
-      .Case<DivOp>([&](DivOp d) {
-        Value desc = L.descriptor(makeDescriptor(
-            shapeOf(d), {shapeOf(d.getLhs()), shapeOf(d.getRhs())}));
-        L.call("pdrt_binary", {L.ctx(), L.i32(3), L.address(d.getLhs()),
-                               L.address(d.getRhs()), L.address(d), desc});
+      .Case<DivOp, PowBroadcastOp>([&](Operation *d) {
+        Value lhs = d->getOperand(0), rhs = d->getOperand(1),
+              out = d->getResult(0);
+        Value desc = L.descriptor(
+            makeDescriptor(shapeOf(out), {shapeOf(lhs), shapeOf(rhs)}));
+        L.call("pdrt_binary",
+               {L.ctx(), L.i32(isa<DivOp>(d) ? 3 : 4), L.address(lhs),
+                L.address(rhs), L.address(out), desc});
         return success();
       })
       .Case<NegOp, SqrtOp, ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp,

@@ -99,19 +99,35 @@ static LogicalResult importReduce(NodeBinder &b) {
   return b.setResult(0, sum);
 }
 
-/// Pow (7, 12, 13, 15) with a compile-time constant scalar exponent.
+/// Pow (7, 12, 13, 15): pd.pow with a compile-time constant scalar exponent,
+/// pd.pow_broadcast (elementwise, broadcasting) with a tensor one.
 static LogicalResult importPow(NodeBinder &b) {
   Value input;
   if (b.expectOutputs(1) || b.f32Operand(input, 0))
     return failure();
-  SmallVector<double> exponent;
-  if (b.constantOperand(exponent, 1))
+  FailureOr<DenseElementsAttr> constant = b.constantInput(1);
+  if (failed(constant))
     return failure();
-  if (exponent.size() != 1)
-    return b.emitError() << "exponent '" << b.inputName(1)
-                         << "' must be a scalar";
-  Value result = b.builder().create<PowOp>(
-      b.loc(), input, b.builder().getF32FloatAttr((float)exponent.front()));
+  if (*constant && constant->getNumElements() == 1) {
+    SmallVector<double> exponent;
+    if (b.constantOperand(exponent, 1))
+      return failure();
+    Value result = b.builder().create<PowOp>(
+        b.loc(), input, b.builder().getF32FloatAttr((float)exponent.front()));
+    return b.setResult(0, result);
+  }
+  // A tensor exponent: elementwise x^y with broadcasting.
+  Value exponent;
+  if (b.f32Operand(exponent, 1))
+    return failure();
+  auto shape =
+      broadcastShapes(cast<RankedTensorType>(input.getType()).getShape(),
+                      cast<RankedTensorType>(exponent.getType()).getShape());
+  if (failed(shape))
+    return b.emitError() << "inputs do not broadcast";
+  Value result = b.builder().create<PowBroadcastOp>(
+      b.loc(), RankedTensorType::get(*shape, b.builder().getF32Type()), input,
+      exponent);
   return b.setResult(0, result);
 }
 

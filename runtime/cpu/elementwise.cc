@@ -50,7 +50,7 @@ extern "C" void pdrt_binary(pdrt_ctx *ctx, int32_t op, const float *a,
                             const float *b, float *out, const int64_t *desc) {
   if (pdrt::hasError(ctx))
     return;
-  if (desc[0] < 0 || desc[0] > PDRT_MAX_RANK || op < PDRT_ADD || op > PDRT_DIV) {
+  if (desc[0] < 0 || desc[0] > PDRT_MAX_RANK || op < PDRT_ADD || op > PDRT_BINARY_POW) {
     pdrt::setError(ctx, pdrt::format("pdrt_binary: bad op %d or rank %lld",
                                      (int)op, (long long)desc[0]));
     return;
@@ -59,7 +59,8 @@ extern "C" void pdrt_binary(pdrt_ctx *ctx, int32_t op, const float *a,
   case PDRT_ADD: return binaryAll<PDRT_ADD>(a, b, out, desc);
   case PDRT_SUB: return binaryAll<PDRT_SUB>(a, b, out, desc);
   case PDRT_MUL: return binaryAll<PDRT_MUL>(a, b, out, desc);
-  default: return binaryAll<PDRT_DIV>(a, b, out, desc);
+  case PDRT_DIV: return binaryAll<PDRT_DIV>(a, b, out, desc);
+  default: return binaryAll<PDRT_BINARY_POW>(a, b, out, desc);
   }
 }
 

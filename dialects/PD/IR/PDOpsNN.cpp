@@ -88,19 +88,23 @@ int64_t BroadcastAxesOp::getFlops() { return 0; }
 // DivOp: c = a / b     da = sum_to(dc / b),  db = sum_to(-(dc / b) * c)
 //===----------------------------------------------------------------------===//
 
-LogicalResult DivOp::verify() {
-  auto lhs = getLhs().getType(), rhs = getRhs().getType();
+/// The operands of a broadcasting binary op broadcast to its result.
+template <typename OpT> static LogicalResult verifyBroadcast(OpT op) {
+  auto lhs = op.getLhs().getType(), rhs = op.getRhs().getType();
   auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
   if (failed(shape))
-    return emitOpError("operand shapes ")
+    return op.emitOpError("operand shapes ")
            << shapeStr(lhs.getShape()) << " and " << shapeStr(rhs.getShape())
            << " do not broadcast";
-  if (ArrayRef<int64_t>(*shape) != getType().getShape())
-    return emitOpError("result shape ")
-           << shapeStr(getType().getShape()) << " is not the broadcast shape "
+  if (ArrayRef<int64_t>(*shape) != op.getType().getShape())
+    return op.emitOpError("result shape ")
+           << shapeStr(op.getType().getShape()) << " is not the broadcast shape "
            << shapeStr(*shape);
   return success();
 }
+
+LogicalResult DivOp::verify() { return verifyBroadcast(*this); }
+LogicalResult PowBroadcastOp::verify() { return verifyBroadcast(*this); }
 
 static Value sumTo(OpBuilder &b, Location loc, Value grad, Type type) {
   return grad.getType() == type ? grad : b.create<SumToOp>(loc, type, grad);
@@ -119,6 +123,32 @@ LogicalResult DivOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
 }
 
 int64_t DivOp::getFlops() { return numElements(getResult()); }
+
+//===----------------------------------------------------------------------===//
+// PowBroadcastOp: y = a^b   da = sum_to(dy * b * a^(b-1)),
+//                           db = sum_to(dy * y * log(a))
+//===----------------------------------------------------------------------===//
+
+LogicalResult PowBroadcastOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value dy = resultGrads[0], lhs = getLhs(), rhs = getRhs();
+  auto scalar = RankedTensorType::get({}, b.getF32Type());
+  Value one = b.create<ConstantOp>(
+      loc, scalar, DenseElementsAttr::get(scalar, b.getF32FloatAttr(1.0f)));
+  Value rhsMinusOne = b.create<SubOp>(loc, rhs.getType(), rhs, one);
+  Value lower = b.create<PowBroadcastOp>(loc, t, lhs, rhsMinusOne);
+  Value da = b.create<MulOp>(loc, t, b.create<MulOp>(loc, t, dy, rhs), lower);
+  Value logLhs = b.create<LogOp>(loc, lhs.getType(), lhs);
+  Value db = b.create<MulOp>(loc, t, b.create<MulOp>(loc, t, dy, getResult()),
+                             logLhs);
+  operandGrads.push_back(sumTo(b, loc, da, lhs.getType()));
+  operandGrads.push_back(sumTo(b, loc, db, rhs.getType()));
+  return success();
+}
+
+int64_t PowBroadcastOp::getFlops() { return 8 * numElements(getResult()); }
 
 //===----------------------------------------------------------------------===//
 // Unary math: y = f(x)     dx = dy * f'(x), by pd.unary_grad

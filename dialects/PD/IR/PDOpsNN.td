@@ -54,6 +54,8 @@ def PD_BroadcastAxesOp : PD_Op<"broadcast_axes", [Pure,
 //===----------------------------------------------------------------------===//
 
 def PD_DivOp : PD_BroadcastBinaryOp<"div", "division">;
+/// ONNX Pow with a tensor exponent (a constant scalar one is pd.pow).
+def PD_PowBroadcastOp : PD_BroadcastBinaryOp<"pow_broadcast", "power lhs^rhs">;
 
 /// Unary math. `kind` is the pdrt_unary code of runtime/include/pdrt/pdrt_nn.h.
 class PD_UnaryMathOp<string mnemonic, int kind, string math>

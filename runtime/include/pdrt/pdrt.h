@@ -62,7 +62,7 @@ void pdrt_matmul(pdrt_ctx *ctx, const float *a, const float *b, float *c,
                  int32_t trans_b, float alpha, float beta);
 
 /// Binary op codes of pdrt_binary.
-enum { PDRT_ADD = 0, PDRT_SUB = 1, PDRT_MUL = 2, PDRT_DIV = 3 };
+enum { PDRT_ADD = 0, PDRT_SUB = 1, PDRT_MUL = 2, PDRT_DIV = 3, PDRT_BINARY_POW = 4 };
 
 /// out = a (op) b with numpy broadcasting. `desc` is
 /// [rank, out_dims[rank], a_strides[rank], b_strides[rank]] in elements; a

@@ -54,13 +54,15 @@ PDRT_HD void pdrt_desc_offsets(const int64_t *desc, int64_t linear,
     *off_b = ob;
 }
 
-/// Applies binary op `op` (PDRT_ADD/SUB/MUL/DIV) to one pair of elements.
+/// Applies binary op `op` (PDRT_ADD/SUB/MUL/DIV/BINARY_POW) to one pair of
+/// elements.
 PDRT_HD float pdrt_binary_apply(int32_t op, float a, float b) {
   switch (op) {
   case 0: return a + b;
   case 1: return a - b;
   case 2: return a * b;
-  default: return a / b;
+  case 3: return a / b;
+  default: return powf(a, b);
   }
 }
 

@@ -78,3 +78,12 @@ func.func @dropout_id(%x: tensor<4x8xf32>) {
   %0 = pd.dropout %x {ratio = 5.000000e-01 : f32, rng_id = 4294967296 : i64} : tensor<4x8xf32>
   return
 }
+
+// -----
+
+// Tests that pd.pow_broadcast's result is the broadcast shape.
+func.func @pow_broadcast_shape(%x: tensor<4x8xf32>, %p: tensor<8xf32>) {
+  // expected-error @+1 {{'pd.pow_broadcast' op result shape [8,4] is not the broadcast shape [4,8]}}
+  %0 = pd.pow_broadcast %x, %p : tensor<4x8xf32>, tensor<8xf32> -> tensor<8x4xf32>
+  return
+}

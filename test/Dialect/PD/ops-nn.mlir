@@ -65,3 +65,12 @@ func.func @dropout(%x: tensor<4x8xf32>) {
   %y = pd.dropout %x {ratio = 1.000000e-01 : f32, rng_id = 3 : i64} : tensor<4x8xf32>
   return
 }
+
+// Tests that pd.pow_broadcast (ONNX Pow with a tensor exponent) round-trips.
+
+// CHECK-LABEL: func.func @pow_broadcast
+func.func @pow_broadcast(%x: tensor<4x8xf32>, %p: tensor<8xf32>) {
+  // CHECK: pd.pow_broadcast %{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %y = pd.pow_broadcast %x, %p : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  return
+}
