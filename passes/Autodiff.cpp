@@ -32,7 +32,16 @@ private:
 
   /// The gradient accumulated so far for each forward value.
   DenseMap<Value, Value> grads;
+  /// The float values that depend on a parameter: only they get gradients
+  /// (labels, token ids, masks and their casts do not).
+  DenseSet<Value> active;
 };
+
+/// Whether `v` is a tensor of f32 (a value a gradient can flow through).
+bool isFloatTensor(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.getElementType().isF32();
+}
 
 } // namespace
 
@@ -89,7 +98,7 @@ LogicalResult AutodiffPass::backpropagate(Operation *op, OpBuilder &b) {
     return failure();
   tagSince(mark, terminator, id);
   for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads))
-    if (grad)
+    if (grad && active.contains(operand))
       addGrad(operand, grad, b, id);
   return success();
 }
@@ -123,6 +132,12 @@ LogicalResult AutodiffPass::differentiate(func::FuncOp func) {
   for (Operation &op : body.without_terminator()) {
     op.setAttr(kOpIdAttr, b.getI64IntegerAttr(nextId++));
     forward.push_back(&op);
+    bool fromParam = isa<ParamRefOp>(op) ||
+                     llvm::any_of(op.getOperands(),
+                                  [&](Value v) { return active.contains(v); });
+    for (Value r : op.getResults())
+      if (fromParam && isFloatTensor(r))
+        active.insert(r);
   }
 
   Value loss = ret.getOperand(0);

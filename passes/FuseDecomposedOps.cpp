@@ -1,4 +1,4 @@
-//===- FuseDecomposedOps.cpp - Fuse decomposed LayerNorm, GELU --*- C++ -*-===//
+//===- FuseDecomposedOps.cpp - Fuse decomposed norms and GELU ---*- C++ -*-===//
 //
 // pd-fuse-decomposed-ops: exporters before ONNX opset 17 (torch.onnx at
 // opset 13, the common case) spell LayerNorm out as
@@ -18,6 +18,10 @@
 // Add, Mul, Mul: five kernels and four stashed tensors), and its tanh
 // approximation 0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
 // become one pd.gelu each.
+//
+// RMSNorm (Llama, T5), x * 1/sqrt(mean(x^2) + eps) * weight with the
+// inverse root as Div(1, Sqrt), Reciprocal(Sqrt) or x / Sqrt, becomes one
+// pd.rms_norm.
 //
 //===----------------------------------------------------------------------===//
 
@@ -217,6 +221,93 @@ bool isConstantNear(Value v, double want) {
   return c && std::abs(*c - want) <= 1e-6 * std::abs(want);
 }
 
+/// What the inverse RMS 1/sqrt(mean(x^2) + eps) of a decomposed RMSNorm
+/// binds.
+struct RootMeanSquare {
+  Value input;
+  int64_t axis = 0;
+  float epsilon = 0.0f;
+};
+
+/// Matches sqrt(mean(x^2) + eps) (eps on either side) over the trailing
+/// axes, every intermediate used once.
+std::optional<RootMeanSquare> matchRootMeanSquare(SqrtOp sqrt) {
+  auto add = sqrt.getInput().getDefiningOp<AddOp>();
+  if (!add || !hasOneUse(sqrt.getInput()))
+    return std::nullopt;
+  for (auto [var, eps] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())}) {
+    RootMeanSquare rms;
+    std::optional<float> epsilon = scalarConstant(eps);
+    Value squared = hasOneUse(var) ? matchTrailingMean(var, rms.axis) : Value();
+    if (!epsilon || !squared || !hasOneUse(squared) ||
+        add.getType() != var.getType())
+      continue;
+    rms.input = matchSquare(squared);
+    rms.epsilon = *epsilon;
+    if (rms.input)
+      return rms;
+  }
+  return std::nullopt;
+}
+
+/// The op computing x * (1 / r) from r = sqrt(...): x / r, x * (1 / r) or
+/// x * reciprocal(r); null if none does.
+Operation *matchDivideByRoot(Value x, SqrtOp sqrt) {
+  Value r = sqrt.getResult();
+  if (!r.hasOneUse())
+    return nullptr;
+  Operation *user = *r.user_begin();
+  if (auto div = dyn_cast<DivOp>(user)) {
+    if (div.getRhs() == r && div.getLhs() == x)
+      return div;
+    if (div.getRhs() != r || !isConstantNear(div.getLhs(), 1.0))
+      return nullptr;
+  } else if (!isa<ReciprocalOp>(user)) {
+    return nullptr;
+  }
+  Value inverse = user->getResult(0);
+  if (!inverse.hasOneUse())
+    return nullptr;
+  auto mul = dyn_cast<MulOp>(*inverse.user_begin());
+  return mul && otherOperand(mul, inverse) == x ? mul.getOperation() : nullptr;
+}
+
+/// Rewrites a decomposed RMSNorm (Llama's: x * rsqrt(mean(x^2) + eps) *
+/// weight), anchored on its Sqrt, and the multiply by the weight that
+/// follows when it does.
+struct FuseRMSNorm : public OpRewritePattern<SqrtOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SqrtOp sqrt,
+                                PatternRewriter &rewriter) const override {
+    std::optional<RootMeanSquare> rms = matchRootMeanSquare(sqrt);
+    if (!rms)
+      return rewriter.notifyMatchFailure(sqrt, "not sqrt(mean(x^2) + eps)");
+    Value x = rms->input;
+    Operation *last = matchDivideByRoot(x, sqrt);
+    if (!last || last->getResult(0).getType() != x.getType())
+      return rewriter.notifyMatchFailure(sqrt, "not x / sqrt(mean(x^2) + eps)");
+    Value scale;
+    if (last->getResult(0).hasOneUse())
+      if (auto mul = dyn_cast<MulOp>(*last->user_begin())) {
+        Value gamma = otherOperand(mul, last->getResult(0));
+        if (gamma && isTrailingShaped(gamma, x, rms->axis) &&
+            mul.getType() == x.getType()) {
+          scale = gamma;
+          last = mul;
+        }
+      }
+    rewriter.setInsertionPoint(last);
+    if (!scale)
+      scale = trailingFill(rewriter, last->getLoc(), x, rms->axis, 1.0f);
+    rewriter.replaceOpWithNewOp<RMSNormOp>(
+        last, x.getType(), x, scale, rewriter.getI64IntegerAttr(rms->axis),
+        rewriter.getF32FloatAttr(rms->epsilon));
+    return success();
+  }
+};
+
 /// Matches x / sqrt(2) (or x * (1 / sqrt(2))) with a scalar constant;
 /// returns x.
 Value matchDivSqrt2(Value v) {
@@ -238,6 +329,30 @@ template <typename OpT> OpT soleUser(Value v) {
     return {};
   auto op = dyn_cast<OpT>(*v.user_begin());
   return op && op.getType() == v.getType() ? op : OpT();
+}
+
+/// The op computing 0.5 * x * t from t: (x * t) * 0.5, x * (t * 0.5) or
+/// (x * 0.5) * t, operands in either order; null if none does.
+Operation *matchHalfXProduct(Value x, Value t) {
+  auto first = soleUser<MulOp>(t);
+  if (!first)
+    return nullptr;
+  Value other = otherOperand(first, t);
+  if (other == x) { // (x * t) * 0.5
+    auto second = soleUser<MulOp>(first.getResult());
+    return second && isConstantNear(otherOperand(second, first.getResult()), 0.5)
+               ? second.getOperation() : nullptr;
+  }
+  if (isConstantNear(other, 0.5)) { // x * (t * 0.5)
+    auto second = soleUser<MulOp>(first.getResult());
+    return second && otherOperand(second, first.getResult()) == x
+               ? second.getOperation() : nullptr;
+  }
+  auto half = other.getDefiningOp<MulOp>(); // (x * 0.5) * t
+  if (half && other.hasOneUse() && otherOperand(half, x) &&
+      isConstantNear(otherOperand(half, x), 0.5))
+    return first.getOperation();
+  return nullptr;
 }
 
 /// Rewrites GELU spelled out with erf, as torch.onnx exports F.gelu before
@@ -262,30 +377,6 @@ struct FuseErfGelu : public OpRewritePattern<ErfOp> {
     rewriter.replaceOpWithNewOp<GeluOp>(last, erf.getType(), x,
                                         rewriter.getStringAttr("none"));
     return success();
-  }
-
-  /// The op computing 0.5 * x * t from t: (x * t) * 0.5, x * (t * 0.5) or
-  /// (x * 0.5) * t, operands in either order; null if none does.
-  static Operation *matchHalfXProduct(Value x, Value t) {
-    auto first = soleUser<MulOp>(t);
-    if (!first)
-      return nullptr;
-    Value other = otherOperand(first, t);
-    if (other == x) { // (x * t) * 0.5
-      auto second = soleUser<MulOp>(first.getResult());
-      return second && isConstantNear(otherOperand(second, first.getResult()), 0.5)
-                 ? second.getOperation() : nullptr;
-    }
-    if (isConstantNear(other, 0.5)) { // x * (t * 0.5)
-      auto second = soleUser<MulOp>(first.getResult());
-      return second && otherOperand(second, first.getResult()) == x
-                 ? second.getOperation() : nullptr;
-    }
-    auto half = other.getDefiningOp<MulOp>(); // (x * 0.5) * t
-    if (half && other.hasOneUse() && otherOperand(half, x) &&
-        isConstantNear(otherOperand(half, x), 0.5))
-      return first.getOperation();
-    return nullptr;
   }
 };
 
@@ -347,7 +438,7 @@ struct FuseTanhGelu : public OpRewritePattern<TanhOp> {
     auto add = soleUser<AddOp>(tanh.getResult());
     if (!add || !isConstantNear(otherOperand(add, tanh.getResult()), 1.0))
       return rewriter.notifyMatchFailure(tanh, "not 1 + tanh");
-    Operation *last = FuseErfGelu::matchHalfXProduct(x, add.getResult());
+    Operation *last = matchHalfXProduct(x, add.getResult());
     if (!last)
       return rewriter.notifyMatchFailure(tanh, "not 0.5 * x * (1 + tanh)");
     rewriter.setInsertionPoint(last);
@@ -361,7 +452,8 @@ struct FuseTanhGelu : public OpRewritePattern<TanhOp> {
 
 void FuseDecomposedOpsPass::runOnOperation() {
   RewritePatternSet patterns(&getContext());
-  patterns.add<FuseLayerNorm, FuseErfGelu, FuseTanhGelu>(&getContext());
+  patterns.add<FuseLayerNorm, FuseRMSNorm, FuseErfGelu, FuseTanhGelu>(
+      &getContext());
   GreedyRewriteConfig config;
   config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
   if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),

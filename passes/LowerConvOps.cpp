@@ -9,6 +9,7 @@
 
 #include "passes/RuntimeLowering.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/bit.h"
 
 using namespace mlir;
 using namespace mlir::pd;
@@ -139,8 +140,22 @@ static LogicalResult lowerPad(StageLowering &L, PadOp p) {
   words.append(y.begin(), y.end());
   ArrayRef<int64_t> begin = p.getPads().take_front(x.size());
   words.append(begin.begin(), begin.end());
-  L.call("pdrt_pad", {L.ctx(), L.address(p.getInput()), L.address(p),
-                      L.descriptor(words)});
+  Type elem = cast<RankedTensorType>(p.getType()).getElementType();
+  double value = p.getValue().convertToDouble();
+  if (elem.isF32() && value == 0.0) {
+    L.call("pdrt_pad", {L.ctx(), L.address(p.getInput()), L.address(p),
+                        L.descriptor(words)});
+    return success();
+  }
+  // The fill element's bytes: a float's bit pattern, an integer's value.
+  int64_t bits = (int64_t)value;
+  if (elem.isF32())
+    bits = (int64_t)llvm::bit_cast<uint32_t>((float)value);
+  else if (elem.isInteger(1))
+    bits = value != 0.0;
+  L.call("pdrt_pad_value",
+         {L.ctx(), L.address(p.getInput()), L.address(p), L.descriptor(words),
+          L.i64((elem.getIntOrFloatBitWidth() + 7) / 8), L.i64(bits)});
   return success();
 }
 

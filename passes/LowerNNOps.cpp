@@ -1,7 +1,8 @@
 //===- LowerNNOps.cpp - Runtime calls of NN ops -----------------*- C++ -*-===//
 //
 // pd-lower-to-runtime's hook for neural-network math (reductions, unary
-// math, GELU, division, softmax, layer norm): each op becomes one call of its
+// math, GELU, division, min/max, softmax, layer norm and RMS norm): each op
+// becomes one call of its
 // pdrt_* kernel (runtime/include/pdrt/pdrt_nn.h) on the addresses
 // StageLowering computes.
 //
@@ -27,6 +28,20 @@ static int64_t product(ArrayRef<int64_t> dims) {
   for (int64_t d : dims)
     n *= d;
   return n;
+}
+
+/// pdrt_binary codes (runtime/include/pdrt/pdrt.h).
+enum : int32_t {
+  PDRT_DIV = 3, PDRT_BINARY_POW = 4, PDRT_BINARY_MIN = 5, PDRT_BINARY_MAX = 6
+};
+
+/// The pdrt_binary code of pd.div, pd.pow_broadcast, pd.min or pd.max.
+static int32_t binaryCode(Operation *op) {
+  if (isa<DivOp>(op))
+    return PDRT_DIV;
+  if (isa<MinOp>(op))
+    return PDRT_BINARY_MIN;
+  return isa<MaxOp>(op) ? PDRT_BINARY_MAX : PDRT_BINARY_POW;
 }
 
 /// Calls pdrt_unary for a unary math op of `kind`.
@@ -76,21 +91,31 @@ std::optional<LogicalResult> mlir::pd::lowerNNOp(StageLowering &L,
                {L.ctx(), L.address(b.getInput()), L.address(b), desc});
         return success();
       })
-      .Case<DivOp, PowBroadcastOp>([&](Operation *d) {
+      .Case<DivOp, PowBroadcastOp, MinOp, MaxOp>([&](Operation *d) {
         Value lhs = d->getOperand(0), rhs = d->getOperand(1),
               out = d->getResult(0);
         Value desc = L.descriptor(
             makeDescriptor(shapeOf(out), {shapeOf(lhs), shapeOf(rhs)}));
         L.call("pdrt_binary",
-               {L.ctx(), L.i32(isa<DivOp>(d) ? 3 : 4), L.address(lhs),
+               {L.ctx(), L.i32(binaryCode(d)), L.address(lhs),
                 L.address(rhs), L.address(out), desc});
         return success();
       })
       .Case<NegOp, SqrtOp, ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp,
-            ReciprocalOp>(
+            ReciprocalOp, CosOp, SinOp>(
           [&](auto u) { return lowerUnary(L, op, decltype(u)::kKind, 0.0f); })
       .Case<PowOp>([&](PowOp p) {
         return lowerUnary(L, op, 8, p.getExponent().convertToFloat());
+      })
+      .Case<MinMaxGradOp>([&](MinMaxGradOp g) {
+        Value desc = L.descriptor(makeDescriptor(
+            shapeOf(g), {shapeOf(g.getLhs()), shapeOf(g.getRhs())}));
+        L.call("pdrt_minmax_grad",
+               {L.ctx(), L.i32(g.getIsMax() ? PDRT_BINARY_MAX : PDRT_BINARY_MIN),
+                L.address(g.getGrad()), L.address(g.getLhs()),
+                L.address(g.getRhs()), L.address(g), desc,
+                L.i32(g.getWhich())});
+        return success();
       })
       .Case<UnaryGradOp>([&](UnaryGradOp g) {
         L.call("pdrt_unary_grad",
@@ -145,6 +170,25 @@ std::optional<LogicalResult> mlir::pd::lowerNNOp(StageLowering &L,
                 L.address(n.getScale()), L.address(n.getInputGrad()),
                 L.address(n.getScaleGrad()), L.address(n.getBiasGrad()),
                 L.i64(rows), L.i64(numel(n.getInput()) / std::max<int64_t>(rows, 1)),
+                L.f32(n.getEpsilon().convertToFloat())});
+        return success();
+      })
+      .Case<RMSNormOp>([&](RMSNormOp n) {
+        int64_t rows = product(shapeOf(n).take_front(n.getAxis()));
+        L.call("pdrt_rms_norm",
+               {L.ctx(), L.address(n.getInput()), L.address(n.getScale()),
+                L.address(n), L.i64(rows),
+                L.i64(numel(n) / std::max<int64_t>(rows, 1)),
+                L.f32(n.getEpsilon().convertToFloat())});
+        return success();
+      })
+      .Case<RMSNormGradOp>([&](RMSNormGradOp n) {
+        int64_t rows = product(shapeOf(n.getInput()).take_front(n.getAxis()));
+        L.call("pdrt_rms_norm_grad",
+               {L.ctx(), L.address(n.getGrad()), L.address(n.getInput()),
+                L.address(n.getScale()), L.address(n.getInputGrad()),
+                L.address(n.getScaleGrad()), L.i64(rows),
+                L.i64(numel(n.getInput()) / std::max<int64_t>(rows, 1)),
                 L.f32(n.getEpsilon().convertToFloat())});
         return success();
       })

@@ -4,11 +4,15 @@
 // calls of the pdrt_* kernels of runtime/include/pdrt/pdrt_tensor.h on the
 // addresses StageLowering computes. Transpose, slice and broadcast_to are
 // strided copies (pdrt_permute), reshape a plain copy (buffers never alias
-// yet), slice gradients and concat the inverse copy (pdrt_scatter).
+// yet), slice gradients and concat the inverse copy (pdrt_scatter, or
+// pdrt_scatter_any for integer and bool tensors). Gather, GatherElements,
+// comparisons, logical not and casts of run-time tensors call their
+// element-type-aware kernels.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/RuntimeLowering.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -85,17 +89,19 @@ static Value offsetPointer(StageLowering &L, Value ptr, int64_t bytes) {
 static LogicalResult lowerConcat(StageLowering &L, ConcatOp c) {
   auto out = shapeOf(c);
   int64_t offset = 0, rank = out.size();
+  bool isFloat = cast<RankedTensorType>(c.getType()).getElementType().isF32();
   for (Value in : c.getInputs()) {
-    if (!cast<RankedTensorType>(in.getType()).getElementType().isF32())
-      return c.emitError("pd-lower-to-runtime: run-time concatenation of "
-                         "non-float tensors is not supported");
     SmallVector<int64_t> starts(rank, 0), steps(rank, 1);
     starts[c.getAxis()] = offset;
     offset += shapeOf(in)[c.getAxis()];
     auto [strides, base] = windowStrides(out, starts, steps);
-    L.call("pdrt_scatter",
-           {L.ctx(), L.address(in), L.address(c), L.i64(numel(c)), L.i64(base),
-            L.descriptor(viewDescriptor(shapeOf(in), strides)), L.i32(0)});
+    SmallVector<Value> args{L.ctx(), L.address(in), L.address(c),
+                            L.i64(numel(c)), L.i64(base),
+                            L.descriptor(viewDescriptor(shapeOf(in), strides)),
+                            L.i32(0)};
+    if (!isFloat)
+      args.push_back(L.i64(elementBytes(c)));
+    L.call(isFloat ? "pdrt_scatter" : "pdrt_scatter_any", args);
   }
   return success();
 }
@@ -117,6 +123,68 @@ static LogicalResult lowerGatherGrad(StageLowering &L, GatherGradOp g) {
          {L.ctx(), L.address(g.getGrad()), L.address(g.getIndices()),
           L.address(g), L.i64(outer), L.i64(numel(g.getIndices())), L.i64(rows),
           L.i64(inner)});
+  return success();
+}
+
+/// [rank, axis, data dims, indices dims] of a GatherElements over `data`.
+static SmallVector<int64_t> gatherElementsDescriptor(ArrayRef<int64_t> data,
+                                                     ArrayRef<int64_t> idx,
+                                                     int64_t axis) {
+  SmallVector<int64_t> words{(int64_t)data.size(), axis};
+  words.append(data.begin(), data.end());
+  words.append(idx.begin(), idx.end());
+  return words;
+}
+
+/// pdrt_gather_elements, elements of any size.
+static LogicalResult lowerGatherElements(StageLowering &L,
+                                         GatherElementsOp g) {
+  L.call("pdrt_gather_elements",
+         {L.ctx(), L.address(g.getData()), L.address(g.getIndices()),
+          L.address(g),
+          L.descriptor(gatherElementsDescriptor(
+              shapeOf(g.getData()), shapeOf(g.getIndices()), g.getAxis())),
+          L.i64(elementBytes(g))});
+  return success();
+}
+
+/// pdrt_gather_elements_grad: zero, then scatter-add dy.
+static LogicalResult lowerGatherElementsGrad(StageLowering &L,
+                                             GatherElementsGradOp g) {
+  L.call("pdrt_gather_elements_grad",
+         {L.ctx(), L.address(g.getGrad()), L.address(g.getIndices()),
+          L.address(g),
+          L.descriptor(gatherElementsDescriptor(
+              shapeOf(g), shapeOf(g.getIndices()), g.getAxis()))});
+  return success();
+}
+
+/// The pdrt element type code (PDRT_DT_* of pdrt_tensor.h) of a tensor.
+static int32_t dtypeCode(Value v) {
+  Type elem = cast<RankedTensorType>(v.getType()).getElementType();
+  if (elem.isF32())
+    return 0;
+  if (elem.isInteger(64))
+    return 1;
+  return elem.isInteger(32) ? 2 : 3;
+}
+
+/// The pdrt_compare code (PDRT_CMP_* / PDRT_LOGIC_* of pdrt_tensor.h) of a
+/// predicate.
+static int32_t predicateCode(StringRef predicate) {
+  return llvm::StringSwitch<int32_t>(predicate)
+      .Case("eq", 0).Case("lt", 1).Case("le", 2).Case("gt", 3).Case("ge", 4)
+      .Case("and", 5).Case("or", 6).Case("xor", 7).Default(-1);
+}
+
+/// pdrt_compare with one broadcast descriptor for both operands.
+static LogicalResult lowerCompare(StageLowering &L, CompareOp c) {
+  Value desc = L.descriptor(
+      makeDescriptor(shapeOf(c), {shapeOf(c.getLhs()), shapeOf(c.getRhs())}));
+  L.call("pdrt_compare",
+         {L.ctx(), L.i32(predicateCode(c.getPredicate())),
+          L.address(c.getLhs()), L.address(c.getRhs()), L.address(c), desc,
+          L.i32(dtypeCode(c.getLhs()))});
   return success();
 }
 
@@ -204,11 +272,26 @@ std::optional<LogicalResult> mlir::pd::lowerTensorOp(StageLowering &L,
       .Case<ConcatOp>([&](ConcatOp c) { return lowerConcat(L, c); })
       .Case<WhereOp>([&](WhereOp w) { return lowerWhere(L, w); })
       .Case<WhereGradOp>([&](WhereGradOp w) { return lowerWhereGrad(L, w); })
-      .Case<EqualOp, CastOp>([&](Operation *o) -> LogicalResult {
-        return o->emitError("pd-lower-to-runtime: '")
-               << o->getName()
-               << "' of run-time values has no kernel; it must fold to a "
-                  "constant at import";
+      .Case<GatherElementsOp>(
+          [&](GatherElementsOp g) { return lowerGatherElements(L, g); })
+      .Case<GatherElementsGradOp>([&](GatherElementsGradOp g) {
+        return lowerGatherElementsGrad(L, g);
+      })
+      .Case<CompareOp>([&](CompareOp c) { return lowerCompare(L, c); })
+      .Case<NotOp>([&](NotOp n) {
+        L.call("pdrt_not", {L.ctx(), L.address(n.getInput()), L.address(n),
+                            L.i64(numel(n))});
+        return success();
+      })
+      .Case<CastOp>([&](CastOp c) {
+        L.call("pdrt_cast", {L.ctx(), L.address(c.getInput()), L.address(c),
+                             L.i64(numel(c)), L.i32(dtypeCode(c.getInput())),
+                             L.i32(dtypeCode(c))});
+        return success();
+      })
+      .Case<EqualOp>([&](EqualOp e) -> LogicalResult {
+        return e.emitError("pd-lower-to-runtime: 'pd.equal' of run-time "
+                           "values must be imported as pd.compare");
       })
       .Default([](Operation *) { return std::nullopt; });
 }

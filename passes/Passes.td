@@ -11,7 +11,7 @@
 include "mlir/Pass/PassBase.td"
 
 def FuseDecomposedOpsPass : Pass<"pd-fuse-decomposed-ops", "::mlir::ModuleOp"> {
-  let summary = "Replaces decomposed LayerNorm and GELU subgraphs by fused ops.";
+  let summary = "Replaces decomposed LayerNorm, RMSNorm and GELU subgraphs by fused ops.";
   let description = [{
     ONNX exports before opset 17 spell LayerNorm out as ReduceMean, Sub,
     Pow (or Mul), ReduceMean, Add epsilon, Sqrt, Div, then Mul by gamma and
@@ -22,7 +22,9 @@ def FuseDecomposedOpsPass : Pass<"pd-fuse-decomposed-ops", "::mlir::ModuleOp"> {
     for the backward. GELU before opset 20, 0.5 * x * (1 + erf(x /
     sqrt(2))) in any association of its products, and its tanh
     approximation 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
-    become one pd.gelu each.
+    become one pd.gelu each. RMSNorm, x / sqrt(mean(x^2) + eps) * weight
+    (the inverse root as Div, Reciprocal or a division of x), becomes one
+    pd.rms_norm.
     Runs before pd-autodiff.
 
     Before:

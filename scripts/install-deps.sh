@@ -13,7 +13,8 @@ PKGS=(
   # runtime: BLAS and MPI
   libopenblas-dev libopenmpi-dev openmpi-bin nlohmann-json3-dev
   # tests
-  libgtest-dev python3-numpy python3-onnx python3-torch libonnx-testdata
+  libgtest-dev python3-numpy python3-onnx python3-torch python3-torchvision
+  libonnx-testdata
   # the PyPI venv of today's exporter (scripts/setup-venv.sh)
   python3-venv
 )

@@ -42,3 +42,8 @@ if os.path.exists(os.path.join(venv, "bin", "python")) and site and all(
     config.available_features.add("pdc-venv")
     config.substitutions.append(("%venv_python", os.path.join(venv, "bin", "python")))
     config.environment["PDC_VENV"] = venv
+    # transformers and torchvision for the models users bring (issue tests
+    # of examples/hf), installed into the same venv.
+    if all(os.path.isdir(os.path.join(site[0], pkg))
+           for pkg in ("transformers", "torchvision")):
+        config.available_features.add("transformers")

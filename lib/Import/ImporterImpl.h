@@ -77,10 +77,11 @@ void registerConvHandlers(HandlerTable &table);   // ONNXOpsConv.cpp
 void registerShapeHandlers(HandlerTable &table);  // ONNXOpsShape.cpp
 void registerSequenceHandlers(HandlerTable &table); // ONNXOpsSequence.cpp
 
-/// Evaluates a node whose inputs are all compile-time constants to
-/// constants when its op has an evaluator (elementwise arithmetic, Neg,
-/// Where, Not on int64/int32/bool/f32 constants; ONNXOpsShape.cpp). Returns
-/// nullopt when the node is left to its handler.
+/// Evaluates a node whose inputs are all compile-time constants to a
+/// constant when its op has an evaluator (arithmetic, comparisons, logic,
+/// unary math, Cast, Where, Min/Max, Trilu, GatherElements, Expand on
+/// f32/i64/i32/bool; ConstantFolding.cpp). Returns nullopt when the node is
+/// left to its handler.
 std::optional<LogicalResult> foldConstantNode(NodeBinder &binder);
 
 //===----------------------------------------------------------------------===//
@@ -99,6 +100,8 @@ std::string dataTypeName(int32_t dataType);
 /// The name a node is reported and located by: its own name, else its
 /// first output (the text format and some exporters leave names empty).
 std::string displayName(const onnx::NodeProto &node);
+/// The node's domain as errors print it ("ai.onnx" for the default one).
+StringRef displayDomain(const onnx::NodeProto &node);
 
 /// Prints a shape as "[4,10]" (scalars as "[]").
 std::string shapeString(ArrayRef<int64_t> shape);
@@ -196,6 +199,9 @@ public:
   }
   /// Fails unless the node has exactly `n` outputs.
   ParseResult expectOutputs(unsigned n);
+  /// The rng_id of a random op this node creates: random ops are numbered
+  /// in graph order from 0.
+  int64_t takeRngId();
   /// Binds output `i` to a sequence (SplitToSequence).
   void setSequenceResult(unsigned i, ONNXSequence sequence);
   /// The sequence input `i` names; null when it names no sequence.
@@ -260,6 +266,8 @@ public:
   llvm::StringMap<ONNXSequence> sequences;
   /// Outputs marked by NodeBinder::markSideOutput.
   llvm::StringSet<> sideOutputs;
+  /// The rng_id of the next random op (NodeBinder::takeRngId).
+  int64_t nextRngId = 0;
 
   /// The model-file location every node location nests.
   Location fileLoc();

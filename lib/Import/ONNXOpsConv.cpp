@@ -441,28 +441,32 @@ static FailureOr<SmallVector<int64_t>> padAmounts(NodeBinder &b, int64_t rank) {
   return full;
 }
 
-/// Pad (2, 11, 13, 18) in constant mode with value 0.
+/// Pad (2, 11, 13, 18) in constant mode, of any element type (labels are
+/// padded with -100 by transformers' causal LM loss).
 static LogicalResult importPad(NodeBinder &b) {
   Value x;
   std::string mode;
-  if (b.expectOutputs(1) || b.f32Operand(x, 0) ||
+  if (b.expectOutputs(1) || b.operand(x, 0) ||
       b.attr(mode, "mode", "constant"))
     return failure();
   if (mode != "constant")
     return b.emitError() << "mode '" << mode << "' is not supported (only "
-                         << "constant zero padding)";
-  float value = 0.0f;
+                         << "constant padding)";
+  double value = 0.0;
   if (b.opset() < 11) {
-    if (b.attr(value, "value", 0.0f))
+    float v;
+    if (b.attr(v, "value", 0.0f))
       return failure();
+    value = v;
   } else if (b.hasInput(2)) {
     SmallVector<double> values;
     if (b.constantOperand(values, 2))
       return failure();
-    value = values.size() == 1 ? (float)values[0] : 1.0f;
+    if (values.size() != 1)
+      return b.emitError() << "constant_value '" << b.inputName(2)
+                           << "' must hold one value";
+    value = values[0];
   }
-  if (value != 0.0f)
-    return b.emitError() << "only zero constant padding is supported";
   auto type = cast<RankedTensorType>(x.getType());
   auto pads = padAmounts(b, type.getRank());
   if (failed(pads))
@@ -472,8 +476,9 @@ static LogicalResult importPad(NodeBinder &b) {
   SmallVector<int64_t> shape(type.getShape());
   for (int64_t i = 0; i < type.getRank(); ++i)
     shape[i] += (*pads)[i] + (*pads)[type.getRank() + i];
-  Value y = b.builder().create<PadOp>(b.loc(), f32Tensor(b, shape), x,
-                                      b.builder().getDenseI64ArrayAttr(*pads));
+  Value y = b.builder().create<PadOp>(
+      b.loc(), RankedTensorType::get(shape, type.getElementType()), x,
+      b.builder().getDenseI64ArrayAttr(*pads), b.builder().getF64FloatAttr(value));
   return b.setResult(0, y);
 }
 

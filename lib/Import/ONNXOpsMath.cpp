@@ -1,9 +1,9 @@
-//===- ONNXOpsMath.cpp - MatMul, Gemm and elementwise arithmetic -*- C++
-//-*-===//
+//===- ONNXOpsMath.cpp - MatMul, Gemm and elementwise arithmetic -*- C++ -*-===//
 //
 // Handlers for the ONNX math family: MatMul and Gemm become pd.matmul (with
-// pending 2-D transposes folded into its transpose flags), Add/Sub/Mul the
-// numpy-broadcasting pd.add/sub/mul. Result shapes are computed here.
+// pending 2-D transposes folded into its transpose flags), Add/Sub/Mul/Div
+// and Min/Max the numpy-broadcasting pd.add/sub/mul/div/min/max. Result
+// shapes are computed here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -250,6 +250,25 @@ static LogicalResult importBroadcastBinary(NodeBinder &b) {
   return failed(result) ? failure() : b.setResult(0, *result);
 }
 
+/// Min and Max (8, 12, 13) of one or more f32 tensors with numpy
+/// broadcasting: a chain of binary pd.min / pd.max.
+template <typename OpTy> static LogicalResult importMinMax(NodeBinder &b) {
+  Value acc;
+  if (b.expectOutputs(1) || b.f32Operand(acc, 0))
+    return failure();
+  for (unsigned i = 1; i < b.numInputs(); ++i) {
+    Value next;
+    if (b.f32Operand(next, i))
+      return failure();
+    auto result = buildBroadcastBinary(b, OpTy::getOperationName(), acc, next,
+                                       b.inputName(i - 1), b.inputName(i));
+    if (failed(result))
+      return failure();
+    acc = *result;
+  }
+  return b.setResult(0, acc);
+}
+
 void mlir::pd::detail::registerMathHandlers(HandlerTable &table) {
   table["MatMul"] = {1, importMatMul};
   table["Gemm"] = {7, importGemm};
@@ -257,4 +276,6 @@ void mlir::pd::detail::registerMathHandlers(HandlerTable &table) {
   table["Sub"] = {7, importBroadcastBinary<SubOp>};
   table["Mul"] = {7, importBroadcastBinary<MulOp>};
   table["Div"] = {7, importBroadcastBinary<DivOp>};
+  table["Min"] = {8, importMinMax<MinOp>};
+  table["Max"] = {8, importMinMax<MaxOp>};
 }

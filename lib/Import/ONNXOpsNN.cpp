@@ -1,9 +1,10 @@
 //===- ONNXOpsNN.cpp - Activations, math, reductions, norms -----*- C++ -*-===//
 //
 // Handlers for the neural-network family: unary activations and math
-// (Relu, Neg, Sqrt, Exp, Log, Erf, Tanh, Sigmoid, Reciprocal, Pow with a
+// (Relu, Neg, Sqrt, Exp, Log, Erf, Tanh, Sigmoid, Reciprocal, Cos, Sin, Pow with a
 // constant exponent, Gelu), reductions (ReduceSum, ReduceMean, axes as
-// attribute or input per opset), Softmax/LogSoftmax and LayerNormalization.
+// attribute or input per opset), Softmax/LogSoftmax, LayerNormalization and
+// RMSNormalization.
 //
 //===----------------------------------------------------------------------===//
 
@@ -192,6 +193,31 @@ static LogicalResult importLayerNorm(NodeBinder &b) {
   return b.setResult(0, result);
 }
 
+/// RMSNormalization (23): y = x / sqrt(mean(x^2) + epsilon) * scale over
+/// the dims from `axis`; scale must have the normalized shape.
+static LogicalResult importRMSNorm(NodeBinder &b) {
+  Value input, scale;
+  int64_t axis;
+  float epsilon;
+  if (b.expectOutputs(1) || b.f32Operand(input, 0) || b.f32Operand(scale, 1) ||
+      b.attr(axis, "axis", -1) || b.attr(epsilon, "epsilon", 1e-5f))
+    return failure();
+  auto type = cast<RankedTensorType>(input.getType());
+  auto axes = b.normalizeAxes({axis}, type.getRank());
+  if (failed(axes))
+    return failure();
+  ArrayRef<int64_t> trailing = type.getShape().drop_front(axes->front());
+  if (cast<RankedTensorType>(scale.getType()).getShape() != trailing)
+    return b.emitError() << "scale '" << b.inputName(1)
+                         << "' must have the normalized shape "
+                         << shapeString(trailing);
+  OpBuilder &builder = b.builder();
+  Value result = builder.create<RMSNormOp>(
+      b.loc(), type, input, scale, builder.getI64IntegerAttr(axes->front()),
+      builder.getF32FloatAttr(epsilon));
+  return b.setResult(0, result);
+}
+
 void mlir::pd::detail::registerNNHandlers(HandlerTable &table) {
   // Unary math (6/13 versions differ only in types, which are f32 here).
   table["Relu"] = {6, importUnary<ReluOp>};
@@ -203,6 +229,8 @@ void mlir::pd::detail::registerNNHandlers(HandlerTable &table) {
   table["Tanh"] = {6, importUnary<TanhOp>};
   table["Sigmoid"] = {6, importUnary<SigmoidOp>};
   table["Reciprocal"] = {6, importUnary<ReciprocalOp>};
+  table["Cos"] = {7, importUnary<CosOp>};
+  table["Sin"] = {7, importUnary<SinOp>};
   table["Pow"] = {7, importPow};
   table["Gelu"] = {20, importGelu};
   table["ReduceSum"] = {1, importReduce<false, 13>};
@@ -210,4 +238,5 @@ void mlir::pd::detail::registerNNHandlers(HandlerTable &table) {
   table["Softmax"] = {1, importSoftmax<false>};
   table["LogSoftmax"] = {1, importSoftmax<true>};
   table["LayerNormalization"] = {17, importLayerNorm};
+  table["RMSNormalization"] = {23, importRMSNorm};
 }

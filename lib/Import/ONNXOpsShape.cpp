@@ -5,8 +5,9 @@
 // the batch and the other symbolic dimensions are specialised, every such
 // value is a compile-time constant, so the importer evaluates it: Shape and
 // Size read static shapes, Range and ConstantOfShape build constants, and
-// foldConstantNode evaluates Add/Sub/Mul/Div/Where/Not nodes whose inputs
-// are all constants. The data-movement ops (Gather, Concat, Slice, Reshape,
+// foldConstantNode (ConstantFolding.cpp) evaluates arithmetic, comparison,
+// logic, Cast, Where and the other nodes whose inputs are all constants.
+// The data-movement ops (Gather, Concat, Slice, Reshape,
 // Squeeze, Unsqueeze, Expand, Cast, Equal) fold through their pd ops'
 // folders (ONNXOpsTensor.cpp). Constants are small, so elements are
 // handled one attribute at a time.
@@ -22,142 +23,6 @@
 using namespace mlir;
 using namespace mlir::pd;
 using namespace mlir::pd::detail;
-
-//===----------------------------------------------------------------------===//
-// Elementwise evaluation of constant nodes
-//===----------------------------------------------------------------------===//
-
-/// Offset into a right-aligned broadcast operand of shape `in` of output
-/// element `linear` of shape `out`.
-static int64_t broadcastOffset(int64_t linear, ArrayRef<int64_t> out,
-                               ArrayRef<int64_t> in) {
-  int64_t offset = 0, stride = 1, lead = out.size() - in.size();
-  for (int64_t d = (int64_t)out.size() - 1; d >= 0; --d) {
-    int64_t coord = linear % out[d];
-    linear /= out[d];
-    if (d >= lead && in[d - lead] != 1)
-      offset += coord * stride;
-    if (d >= lead)
-      stride *= in[d - lead];
-  }
-  return offset;
-}
-
-/// One element of an arithmetic node on integers; fails on division by 0.
-static FailureOr<int64_t> applyInt(StringRef op, int64_t a, int64_t b) {
-  if (op == "Add")
-    return a + b;
-  if (op == "Sub")
-    return a - b;
-  if (op == "Mul")
-    return a * b;
-  if (b == 0)
-    return failure();
-  return a / b; // ONNX integer Div truncates, as onnxruntime does.
-}
-
-/// One element of an arithmetic node on f32, computed in float.
-static float applyFloat(StringRef op, float a, float b) {
-  if (op == "Add")
-    return a + b;
-  if (op == "Sub")
-    return a - b;
-  if (op == "Mul")
-    return a * b;
-  return a / b;
-}
-
-/// Element `i` of `values` (an f32, integer or bool attribute).
-static Attribute evalElement(NodeBinder &b, StringRef op,
-                             ArrayRef<SmallVector<Attribute>> values,
-                             ArrayRef<int64_t> offsets, Type elem,
-                             bool &divByZero) {
-  auto at = [&](unsigned k) { return values[k][offsets[k]]; };
-  if (op == "Not")
-    return BoolAttr::get(b.context(), !cast<BoolAttr>(at(0)).getValue());
-  if (op == "Where")
-    return cast<BoolAttr>(at(0)).getValue() ? at(1) : at(2);
-  if (op == "Neg")
-    return elem.isF32()
-               ? Attribute(FloatAttr::get(
-                     elem, -(float)cast<FloatAttr>(at(0)).getValueAsDouble()))
-               : Attribute(IntegerAttr::get(elem, -cast<IntegerAttr>(at(0)).getInt()));
-  if (elem.isF32())
-    return FloatAttr::get(
-        elem, applyFloat(op, cast<FloatAttr>(at(0)).getValueAsDouble(),
-                         cast<FloatAttr>(at(1)).getValueAsDouble()));
-  auto r = applyInt(op, cast<IntegerAttr>(at(0)).getInt(),
-                    cast<IntegerAttr>(at(1)).getInt());
-  divByZero |= failed(r);
-  return IntegerAttr::get(elem, succeeded(r) ? *r : 0);
-}
-
-/// The result element type of evaluating `op`, or null when the operand
-/// types are not ones the evaluator (and ONNX) accepts.
-static Type resultElementType(StringRef op, ArrayRef<DenseElementsAttr> in) {
-  Type first = in[0].getElementType();
-  if (op == "Not")
-    return first.isInteger(1) && in.size() == 1 ? first : Type();
-  if (op == "Neg")
-    return in.size() == 1 && (first.isF32() || first.isInteger(64) ||
-                              first.isInteger(32))
-               ? first
-               : Type();
-  if (op == "Where")
-    return in.size() == 3 && first.isInteger(1) &&
-                   in[1].getElementType() == in[2].getElementType()
-               ? in[1].getElementType()
-               : Type();
-  if (in.size() != 2 || first != in[1].getElementType() || first.isInteger(1))
-    return Type();
-  return first.isF32() || first.isInteger(64) || first.isInteger(32) ? first
-                                                                     : Type();
-}
-
-std::optional<LogicalResult> mlir::pd::detail::foldConstantNode(NodeBinder &b) {
-  static const llvm::StringSet<> kEvaluated = {"Add", "Sub", "Mul", "Div",
-                                               "Where", "Not", "Neg"};
-  StringRef op = b.opType();
-  if (!kEvaluated.contains(op) || b.numOutputs() != 1 || b.numInputs() == 0)
-    return std::nullopt;
-  SmallVector<DenseElementsAttr> inputs;
-  for (unsigned i = 0; i < b.numInputs(); ++i) {
-    FailureOr<DenseElementsAttr> c = b.constantInput(i);
-    if (failed(c))
-      return failure();
-    if (!*c)
-      return std::nullopt;
-    inputs.push_back(*c);
-  }
-  Type elem = resultElementType(op, inputs);
-  SmallVector<int64_t> shape;
-  for (DenseElementsAttr in : inputs) {
-    auto next = broadcastShapes(shape, in.getType().getShape());
-    if (failed(next))
-      return std::nullopt; // The handler reports the mismatch.
-    shape = *next;
-  }
-  if (!elem)
-    return std::nullopt;
-  SmallVector<SmallVector<Attribute>> values;
-  for (DenseElementsAttr in : inputs)
-    values.push_back(llvm::to_vector(in.getValues<Attribute>()));
-  auto type = RankedTensorType::get(shape, elem);
-  SmallVector<Attribute> result;
-  bool divByZero = false;
-  for (int64_t i = 0; i < type.getNumElements(); ++i) {
-    SmallVector<int64_t> offsets;
-    for (DenseElementsAttr in : inputs)
-      offsets.push_back(broadcastOffset(i, shape, in.getType().getShape()));
-    result.push_back(evalElement(b, op, values, offsets, elem, divByZero));
-  }
-  if (divByZero)
-    return b.emitError() << "integer division by zero in a constant "
-                            "computation";
-  Value cst = b.builder().create<ConstantOp>(
-      b.loc(), DenseElementsAttr::get(type, result));
-  return b.setResult(0, cst);
-}
 
 //===----------------------------------------------------------------------===//
 // Handlers
@@ -310,16 +175,9 @@ static LogicalResult importConstantOfShape(NodeBinder &b) {
   return bindConstant(b, DenseElementsAttr::get(type, fill));
 }
 
-/// Not (1): only constants (folded by foldConstantNode) are supported.
-static LogicalResult importNot(NodeBinder &b) {
-  return b.emitError() << "Not of run-time tensor '" << b.inputName(0)
-                       << "' is not supported (only masks that fold)";
-}
-
 void mlir::pd::detail::registerShapeHandlers(HandlerTable &table) {
   table["Shape"] = {1, importShape};
   table["Size"] = {1, importSize};
   table["Range"] = {11, importRange};
   table["ConstantOfShape"] = {9, importConstantOfShape};
-  table["Not"] = {1, importNot};
 }

@@ -7,8 +7,11 @@
 // pd.transpose; Reshape, Flatten, Squeeze and Unsqueeze become pd.reshape;
 // Gather becomes pd.gather (the embedding lookup on axis 0), Expand
 // pd.broadcast_to, Slice and Split pd.slice, Concat pd.concat, Where
-// pd.where; Equal, Cast and CastLike must fold. Every op here folds on constant
-// inputs (shape computations; see also ONNXOpsShape.cpp).
+// pd.where, GatherElements pd.gather_elements, Trilu a pd.where with a
+// constant triangle; comparisons and logic become pd.compare, Not pd.not,
+// Cast and CastLike pd.cast. Integer and bool tensors (labels, token ids,
+// masks) move through all of them. Every op here folds on constant inputs
+// (shape computations; see ConstantFolding.cpp and ONNXOpsShape.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -524,32 +527,123 @@ static LogicalResult importConcat(NodeBinder &b) {
   return b.setResult(0, result);
 }
 
-/// Equal (1, 7, 11, 13): a bool tensor, which must fold to a constant.
-static LogicalResult importEqual(NodeBinder &b) {
+/// Equal, Less, LessOrEqual, Greater, GreaterOrEqual (numbers of one type)
+/// and And, Or, Xor (bools) of run-time tensors: pd.compare with numpy
+/// broadcasting. Constant operands were folded by foldConstantNode.
+template <const char *Predicate>
+static LogicalResult importCompare(NodeBinder &b) {
   Value lhs, rhs;
   if (b.expectOutputs(1) || b.operand(lhs, 0) || b.operand(rhs, 1))
     return failure();
+  Type elem = cast<RankedTensorType>(lhs.getType()).getElementType();
+  if (elem != cast<RankedTensorType>(rhs.getType()).getElementType())
+    return b.emitError() << "inputs '" << b.inputName(0) << "' and '"
+                         << b.inputName(1) << "' have different element types";
+  StringRef pred = Predicate;
+  bool logic = pred == "and" || pred == "or" || pred == "xor";
+  if (logic != elem.isInteger(1))
+    return b.emitError() << "input '" << b.inputName(0) << "' must be "
+                         << (logic ? "a bool tensor" : "a number tensor");
   auto shape = broadcastShapes(shapeOfValue(lhs), shapeOfValue(rhs));
   if (failed(shape))
     return b.emitError() << "inputs do not broadcast";
   auto type = RankedTensorType::get(*shape, b.builder().getI1Type());
-  Value result = b.builder().createOrFold<EqualOp>(b.loc(), type, lhs, rhs);
-  if (!result.getDefiningOp<ConstantOp>())
-    return b.emitError() << "comparisons of run-time tensors are not "
-                            "supported (only masks and shapes that fold)";
+  Value result = b.builder().create<CompareOp>(
+      b.loc(), type, lhs, rhs, b.builder().getStringAttr(pred));
   return b.setResult(0, result);
 }
 
+static const char kEq[] = "eq", kLt[] = "lt", kLe[] = "le", kGt[] = "gt",
+                  kGe[] = "ge", kAnd[] = "and", kOr[] = "or", kXor[] = "xor";
+
+/// Not (1) of a run-time bool tensor.
+static LogicalResult importNot(NodeBinder &b) {
+  Value input;
+  if (b.expectOutputs(1) || b.operand(input, 0))
+    return failure();
+  if (!cast<RankedTensorType>(input.getType()).getElementType().isInteger(1))
+    return b.emitError() << "input '" << b.inputName(0)
+                         << "' must be a bool tensor";
+  return b.setResult(0, b.builder().create<NotOp>(b.loc(), input));
+}
+
 /// Binds output 0 to `input` cast to `elem`: identity when the type does
-/// not change, folded on constants, unsupported on run-time tensors.
+/// not change, folded on constants, a copy kernel on run-time tensors.
 static LogicalResult castTo(NodeBinder &b, Value input, Type elem) {
   auto type = RankedTensorType::get(shapeOfValue(input), elem);
   if (type == input.getType())
     return b.setResult(0, input);
   Value result = b.builder().createOrFold<CastOp>(b.loc(), type, input);
-  if (!result.getDefiningOp<ConstantOp>())
-    return b.emitError() << "casting run-time tensor '" << b.inputName(0)
-                         << "' is not supported";
+  return b.setResult(0, result);
+}
+
+/// GatherElements (11, 13): pd.gather_elements along `axis` with int64
+/// indices of the data's rank.
+static LogicalResult importGatherElements(NodeBinder &b) {
+  Value data, indices;
+  int64_t axis;
+  if (b.expectOutputs(1) || b.operand(data, 0) || b.operand(indices, 1) ||
+      b.attr(axis, "axis", 0))
+    return failure();
+  auto dataType = cast<RankedTensorType>(data.getType());
+  auto idxType = cast<RankedTensorType>(indices.getType());
+  if (!idxType.getElementType().isInteger(64))
+    return b.emitError() << "indices '" << b.inputName(1)
+                         << "' must be int64";
+  auto axes = b.normalizeAxes({axis}, dataType.getRank());
+  if (failed(axes))
+    return failure();
+  if (idxType.getRank() != dataType.getRank())
+    return b.emitError() << "indices '" << b.inputName(1) << "' of shape "
+                         << shapeString(idxType.getShape())
+                         << " must have the rank of data "
+                         << shapeString(dataType.getShape());
+  for (int64_t d = 0; d < dataType.getRank(); ++d)
+    if (d != (*axes)[0] && idxType.getShape()[d] > dataType.getShape()[d])
+      return b.emitError() << "indices '" << b.inputName(1) << "' of shape "
+                           << shapeString(idxType.getShape())
+                           << " exceed data " << shapeString(dataType.getShape())
+                           << " on axis " << d;
+  auto type = RankedTensorType::get(idxType.getShape(), dataType.getElementType());
+  Value result = b.builder().create<GatherElementsOp>(
+      b.loc(), type, data, indices, b.builder().getI64IntegerAttr((*axes)[0]));
+  return b.setResult(0, result);
+}
+
+/// Trilu (14) of a run-time f32 tensor: pd.where with the constant
+/// triangle mask of its last two axes and zeros (constant inputs fold in
+/// foldConstantNode).
+static LogicalResult importTrilu(NodeBinder &b) {
+  Value input;
+  int64_t upper, k = 0;
+  if (b.expectOutputs(1) || b.f32Operand(input, 0) || b.attr(upper, "upper", 1))
+    return failure();
+  if (b.hasInput(1)) {
+    SmallVector<double> values;
+    if (b.constantOperand(values, 1))
+      return failure();
+    if (values.size() != 1)
+      return b.emitError() << "k '" << b.inputName(1) << "' must be a scalar";
+    k = (int64_t)values[0];
+  }
+  auto shape = shapeOfValue(input);
+  if (shape.size() < 2)
+    return b.emitError() << "input '" << b.inputName(0)
+                         << "' must have rank >= 2";
+  int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  SmallVector<bool> keep;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      keep.push_back(upper ? j - i >= k : j - i <= k);
+  OpBuilder &builder = b.builder();
+  auto maskType = RankedTensorType::get({rows, cols}, builder.getI1Type());
+  auto zeroType = RankedTensorType::get({}, builder.getF32Type());
+  Value mask = builder.create<ConstantOp>(
+      b.loc(), DenseElementsAttr::get(maskType, ArrayRef<bool>(keep)));
+  Value zero = builder.create<ConstantOp>(
+      b.loc(), DenseElementsAttr::get(zeroType, 0.0f));
+  Value result =
+      builder.create<WhereOp>(b.loc(), input.getType(), mask, input, zero);
   return b.setResult(0, result);
 }
 
@@ -598,15 +692,6 @@ static LogicalResult importWhere(NodeBinder &b) {
   return b.setResult(0, result);
 }
 
-/// The number of pd.dropout ops imported so far: the rng_id of the next one
-/// (random ops are numbered in graph order).
-static int64_t countDropouts(NodeBinder &b) {
-  Operation *func = b.builder().getInsertionBlock()->getParentOp();
-  int64_t count = 0;
-  func->walk([&](DropoutOp) { ++count; });
-  return count;
-}
-
 /// Dropout (12, 13): the identity when its ratio is 0 or it is not in
 /// training mode; in training mode with a ratio in (0, 1), pd.dropout with
 /// the next rng_id. The mask output must be unused.
@@ -633,7 +718,7 @@ static LogicalResult importDropout(NodeBinder &b) {
   Value result = builder.create<DropoutOp>(
       b.loc(), input.getType(), input,
       builder.getF32FloatAttr((float)ratio.front()),
-      builder.getI64IntegerAttr(countDropouts(b)));
+      builder.getI64IntegerAttr(b.takeRngId()));
   return b.setResult(0, result);
 }
 
@@ -650,7 +735,17 @@ void mlir::pd::detail::registerTensorHandlers(HandlerTable &table) {
   table["Slice"] = {1, importSlice};
   table["Split"] = {2, importSplit};
   table["Concat"] = {4, importConcat};
-  table["Equal"] = {1, importEqual};
+  table["Equal"] = {7, importCompare<kEq>};
+  table["Less"] = {7, importCompare<kLt>};
+  table["LessOrEqual"] = {12, importCompare<kLe>};
+  table["Greater"] = {7, importCompare<kGt>};
+  table["GreaterOrEqual"] = {12, importCompare<kGe>};
+  table["And"] = {7, importCompare<kAnd>};
+  table["Or"] = {7, importCompare<kOr>};
+  table["Xor"] = {7, importCompare<kXor>};
+  table["Not"] = {1, importNot};
+  table["GatherElements"] = {11, importGatherElements};
+  table["Trilu"] = {14, importTrilu};
   table["Cast"] = {6, importCast};
   table["CastLike"] = {15, importCastLike};
   table["Where"] = {9, importWhere};

@@ -96,23 +96,22 @@ readElements(const onnx::TensorProto &tensor, const Field &field, int64_t count,
 static FailureOr<SmallVector<bool>>
 readBools(const onnx::TensorProto &tensor, int64_t count,
           function_ref<InFlightDiagnostic()> emitError) {
-  SmallVector<bool> bits;
+  auto nonZero = [](const auto &values) {
+    SmallVector<bool> bits;
+    for (auto v : values)
+      bits.push_back(v != 0);
+    return bits;
+  };
   if (tensor.has_raw_data()) {
     auto bytes =
         readElements<uint8_t>(tensor, tensor.int32_data(), count, emitError);
-    if (failed(bytes))
-      return failure();
-    for (uint8_t v : *bytes)
-      bits.push_back(v != 0);
-    return bits;
+    return failed(bytes) ? FailureOr<SmallVector<bool>>(failure())
+                         : nonZero(*bytes);
   }
   auto words =
       readElements<int32_t>(tensor, tensor.int32_data(), count, emitError);
-  if (failed(words))
-    return failure();
-  for (int32_t v : *words)
-    bits.push_back(v != 0);
-  return bits;
+  return failed(words) ? FailureOr<SmallVector<bool>>(failure())
+                       : nonZero(*words);
 }
 
 FailureOr<DenseElementsAttr>

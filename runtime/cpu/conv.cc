@@ -3,8 +3,8 @@
 // CPU implementations of runtime/include/pdrt/pdrt_conv.h: convolution as
 // im2col + OpenBLAS sgemm (col2im for the input gradient), batch
 // normalization with batch statistics and the update of its running
-// statistics, max/average pooling and zero
-// padding. The index math is pdrt_conv_numerics.h's.
+// statistics, and max/average pooling (pdrt_pad lives with the other
+// copies in tensor.cc). The index math is pdrt_conv_numerics.h's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -462,36 +462,4 @@ extern "C" void pdrt_avg_pool2d_grad(pdrt_ctx *ctx, const float *dy, float *dx,
       for (int64_t xx = win.x0; xx < win.x1; ++xx)
         d[yy * g.w + xx] += share;
   });
-}
-
-//===----------------------------------------------------------------------===//
-// Padding
-//===----------------------------------------------------------------------===//
-
-extern "C" void pdrt_pad(pdrt_ctx *ctx, const float *x, float *y,
-                         const int64_t *desc) {
-  if (pdrt::hasError(ctx))
-    return;
-  int64_t rank = desc[0];
-  if (rank < 0 || rank > PDRT_MAX_RANK) {
-    pdrt::setError(ctx, "pdrt_pad: rank " + std::to_string(rank) +
-                            " is out of range");
-    return;
-  }
-  const int64_t *xd = desc + 1, *yd = xd + rank, *begin = yd + rank;
-  int64_t ystride[PDRT_MAX_RANK], xn = 1, yn = 1;
-  for (int64_t d = rank - 1; d >= 0; --d) {
-    ystride[d] = yn;
-    yn *= yd[d];
-    xn *= xd[d];
-  }
-  std::memset(y, 0, sizeof(float) * yn);
-  for (int64_t i = 0; i < xn; ++i) {
-    int64_t rest = i, off = 0;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      off += (rest % xd[d] + begin[d]) * ystride[d];
-      rest /= xd[d];
-    }
-    y[off] = x[i];
-  }
 }

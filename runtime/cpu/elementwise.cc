@@ -1,9 +1,10 @@
 //===- elementwise.cc - Broadcast binary ops and pointwise kernels ------------===//
 //
-// pdrt_binary walks the output row by row: the shared descriptor math of
-// pdrt_numerics.h gives each row's operand offsets, and the inner loop runs
-// with the innermost strides (specialised for the common 0/1 strides so
-// the compiler vectorises it). relu, its gradient, scale, accumulate, copy.
+// pdrt_binary (add, sub, mul, div, pow, NaN-propagating min and max) walks
+// the output run by run (strided_runs.h), the inner loop specialised for
+// the common 0/1 strides so the compiler vectorises it; pdrt_minmax_grad
+// walks the same way with the scalar rule of pdrt_numerics.h. relu, its
+// gradient, scale, accumulate, copy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,33 +16,31 @@
 
 namespace {
 
-/// out[i] = a[i*sa] (op) b[i*sb] for i < n, with op fixed at compile time.
-template <int Op>
-void binaryRow(const float *a, const float *b, float *out, int64_t n,
-               int64_t sa, int64_t sb) {
-  if (sa == 1 && sb == 1) {
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = pdrt_binary_apply(Op, a[i], b[i]);
-  } else if (sa == 1 && sb == 0) {
-    const float bv = b[0];
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = pdrt_binary_apply(Op, a[i], bv);
-  } else if (sa == 0 && sb == 1) {
-    const float av = a[0];
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = pdrt_binary_apply(Op, av, b[i]);
-  } else {
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = pdrt_binary_apply(Op, a[i * sa], b[i * sb]);
-  }
-}
-
+/// out = a (op) b over the descriptor, with op fixed at compile time.
 template <int Op>
 void binaryAll(const float *a, const float *b, float *out, const int64_t *desc) {
-  pdrt::forEachRun<2>(desc, [&](const pdrt::StridedRun<2> &run) {
-    binaryRow<Op>(a + run.offset[0], b + run.offset[1], out + run.linear,
-                  run.count, run.stride[0], run.stride[1]);
+  pdrt::mapBroadcastPair(desc, a, b, out, [](int64_t, float x, float y) {
+    return pdrt_binary_apply(Op, x, y);
   });
+}
+
+/// d = dy * the share of operand `Which` of min/max (IsMax) over the
+/// descriptor.
+template <int IsMax, int Which>
+void minmaxGradAll(const float *dy, const float *a, const float *b, float *d,
+                   const int64_t *desc) {
+  pdrt::mapBroadcastPair(desc, a, b, d, [dy](int64_t i, float x, float y) {
+    return Which ? dy[i] * pdrt_minmax_grad_share(IsMax, y, x)
+                 : dy[i] * pdrt_minmax_grad_share(IsMax, x, y);
+  });
+}
+
+bool validRank(pdrt_ctx *ctx, const char *kernel, const int64_t *desc) {
+  if (desc[0] >= 0 && desc[0] <= PDRT_MAX_RANK)
+    return true;
+  pdrt::setError(ctx, pdrt::format("%s: bad rank %lld", kernel,
+                                   (long long)desc[0]));
+  return false;
 }
 
 } // namespace
@@ -50,7 +49,7 @@ extern "C" void pdrt_binary(pdrt_ctx *ctx, int32_t op, const float *a,
                             const float *b, float *out, const int64_t *desc) {
   if (pdrt::hasError(ctx))
     return;
-  if (desc[0] < 0 || desc[0] > PDRT_MAX_RANK || op < PDRT_ADD || op > PDRT_BINARY_POW) {
+  if (desc[0] < 0 || desc[0] > PDRT_MAX_RANK || op < PDRT_ADD || op > PDRT_BINARY_MAX) {
     pdrt::setError(ctx, pdrt::format("pdrt_binary: bad op %d or rank %lld",
                                      (int)op, (long long)desc[0]));
     return;
@@ -60,8 +59,34 @@ extern "C" void pdrt_binary(pdrt_ctx *ctx, int32_t op, const float *a,
   case PDRT_SUB: return binaryAll<PDRT_SUB>(a, b, out, desc);
   case PDRT_MUL: return binaryAll<PDRT_MUL>(a, b, out, desc);
   case PDRT_DIV: return binaryAll<PDRT_DIV>(a, b, out, desc);
+  case PDRT_BINARY_MIN: return binaryAll<PDRT_BINARY_MIN>(a, b, out, desc);
+  case PDRT_BINARY_MAX: return binaryAll<PDRT_BINARY_MAX>(a, b, out, desc);
   default: return binaryAll<PDRT_BINARY_POW>(a, b, out, desc);
   }
+}
+
+extern "C" void pdrt_minmax_grad(pdrt_ctx *ctx, int32_t op, const float *dy,
+                                 const float *a, const float *b, float *d,
+                                 const int64_t *desc, int32_t which) {
+  if (pdrt::hasError(ctx) || !validRank(ctx, "pdrt_minmax_grad", desc))
+    return;
+  if (op != PDRT_BINARY_MIN && op != PDRT_BINARY_MAX) {
+    pdrt::setError(ctx, pdrt::format("pdrt_minmax_grad: op %d is not "
+                                     "PDRT_BINARY_MIN or PDRT_BINARY_MAX",
+                                     (int)op));
+    return;
+  }
+  if (which != 0 && which != 1) {
+    pdrt::setError(ctx, pdrt::format("pdrt_minmax_grad: operand %d is not 0 or 1",
+                                     (int)which));
+    return;
+  }
+  bool isMax = op == PDRT_BINARY_MAX;
+  if (isMax)
+    return which ? minmaxGradAll<1, 1>(dy, a, b, d, desc)
+                 : minmaxGradAll<1, 0>(dy, a, b, d, desc);
+  return which ? minmaxGradAll<0, 1>(dy, a, b, d, desc)
+               : minmaxGradAll<0, 0>(dy, a, b, d, desc);
 }
 
 extern "C" void pdrt_relu(pdrt_ctx *ctx, const float *x, float *y, int64_t n) {

@@ -1,6 +1,8 @@
 //===- nn.cc - CPU kernels of nn ops ---------------------------------===//
 //
-// CPU implementations of runtime/include/pdrt/pdrt_nn.h.
+// CPU implementations of runtime/include/pdrt/pdrt_nn.h: unary math (cos
+// and sin included) and its gradient, GELU, broadcast, softmax, layer norm
+// (llm.c's) and RMS norm, each with its gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,8 @@ inline float unaryApply(int kind, float alpha, float x) {
   case PDRT_TANH: return std::tanh(x);
   case PDRT_SIGMOID: return 1.0f / (1.0f + std::exp(-x));
   case PDRT_RECIPROCAL: return 1.0f / x;
+  case PDRT_COS: return std::cos(x);
+  case PDRT_SIN: return std::sin(x);
   default: // PDRT_POW: exact products for the common small integer powers.
     if (alpha == 2.0f) return x * x;
     if (alpha == 1.0f) return x;
@@ -45,6 +49,8 @@ inline float unaryDerivative(int kind, float alpha, float x, float y) {
   case PDRT_TANH: return 1.0f - y * y;
   case PDRT_SIGMOID: return y * (1.0f - y);
   case PDRT_RECIPROCAL: return -y * y;
+  case PDRT_COS: return -std::sin(x);
+  case PDRT_SIN: return std::cos(x);
   default: // PDRT_POW
     if (alpha == 2.0f) return 2.0f * x;
     if (alpha == 1.0f) return 1.0f;
@@ -53,7 +59,7 @@ inline float unaryDerivative(int kind, float alpha, float x, float y) {
 }
 
 bool validKind(pdrt_ctx *ctx, int32_t kind) {
-  if (kind >= PDRT_NEG && kind <= PDRT_POW)
+  if (kind >= PDRT_NEG && kind <= PDRT_SIN)
     return true;
   pdrt::setError(ctx, "pdrt_unary: unknown kind " + std::to_string(kind));
   return false;
@@ -252,6 +258,48 @@ extern "C" void pdrt_layer_norm_grad(pdrt_ctx *ctx, const float *dy,
     for (int64_t c = 0; c < cols; ++c) {
       float xhat = (xr[c] - mean) * rstd;
       dxr[c] = rstd * (dyr[c] * g[c] - (float)meanDn - xhat * (float)meanDnX);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// RMS norm: y = x rstd g, rstd = 1 / sqrt(mean(x^2) + eps) per row
+//===----------------------------------------------------------------------===//
+
+extern "C" void pdrt_rms_norm(pdrt_ctx *ctx, const float *x, const float *g,
+                              float *y, int64_t rows, int64_t cols, float eps) {
+  if (pdrt::hasError(ctx))
+    return;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *xr = x + r * cols;
+    float *yr = y + r * cols;
+    const float rstd = pdrt_row_rms_rstd(xr, cols, eps);
+    for (int64_t c = 0; c < cols; ++c)
+      yr[c] = xr[c] * rstd * g[c];
+  }
+}
+
+extern "C" void pdrt_rms_norm_grad(pdrt_ctx *ctx, const float *dy,
+                                   const float *x, const float *g, float *dx,
+                                   float *dg, int64_t rows, int64_t cols,
+                                   float eps) {
+  if (pdrt::hasError(ctx))
+    return;
+  for (int64_t c = 0; c < cols; ++c)
+    dg[c] = 0.0f;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *xr = x + r * cols, *dyr = dy + r * cols;
+    float *dxr = dx + r * cols;
+    const float rstd = pdrt_row_rms_rstd(xr, cols, eps);
+    // d rstd / d x_c = -rstd^3 x_c / cols, so the row term is
+    // -x rstd^3 mean(dy g x).
+    double meanDnX = 0.0;
+    for (int64_t c = 0; c < cols; ++c)
+      meanDnX += (double)dyr[c] * g[c] * xr[c];
+    const float k = (float)(meanDnX / cols) * rstd * rstd;
+    for (int64_t c = 0; c < cols; ++c) { // vectorises (no reduction)
+      dg[c] += dyr[c] * xr[c] * rstd;
+      dxr[c] = rstd * (dyr[c] * g[c] - xr[c] * k);
     }
   }
 }

@@ -33,6 +33,22 @@ bool countRows(pdrt_ctx *ctx, const int64_t *labels, int64_t n, int64_t c,
   return true;
 }
 
+/// dlogits of every row: scaleOf(r) * (softmax - onehot) for counted rows,
+/// 0 for ignored ones.
+template <typename ScaleOf>
+void xentGradRows(const float *logits, const int64_t *labels, float *dlogits,
+                  int64_t n, int64_t c, int64_t ignore, ScaleOf scaleOf) {
+  for (int64_t r = 0; r < n; ++r) {
+    float *dr = dlogits + r * c;
+    if (labels[r] == ignore) {
+      for (int64_t j = 0; j < c; ++j)
+        dr[j] = 0.0f;
+      continue;
+    }
+    pdrt_row_xent_grad(logits + r * c, c, labels[r], scaleOf(r), dr);
+  }
+}
+
 } // namespace
 
 extern "C" void pdrt_softmax_xent(pdrt_ctx *ctx, const float *logits,
@@ -61,15 +77,8 @@ extern "C" void pdrt_softmax_xent_grad(pdrt_ctx *ctx, const float *dloss,
   if (pdrt::hasError(ctx) || !countRows(ctx, labels, n, c, ignore_index, &counted))
     return;
   float scale = counted ? *dloss / (float)counted : 0.0f;
-  for (int64_t r = 0; r < n; ++r) {
-    float *dr = dlogits + r * c;
-    if (labels[r] == ignore_index) {
-      for (int64_t j = 0; j < c; ++j)
-        dr[j] = 0.0f;
-      continue;
-    }
-    pdrt_row_xent_grad(logits + r * c, c, labels[r], scale, dr);
-  }
+  xentGradRows(logits, labels, dlogits, n, c, ignore_index,
+               [&](int64_t) { return scale; });
 }
 
 extern "C" void pdrt_softmax_xent_rows(pdrt_ctx *ctx, const float *logits,
@@ -93,13 +102,6 @@ extern "C" void pdrt_softmax_xent_rows_grad(pdrt_ctx *ctx, const float *dloss,
   int64_t counted;
   if (pdrt::hasError(ctx) || !countRows(ctx, labels, n, c, ignore_index, &counted))
     return;
-  for (int64_t r = 0; r < n; ++r) {
-    float *dr = dlogits + r * c;
-    if (labels[r] == ignore_index) {
-      for (int64_t j = 0; j < c; ++j)
-        dr[j] = 0.0f;
-      continue;
-    }
-    pdrt_row_xent_grad(logits + r * c, c, labels[r], dloss[r], dr);
-  }
+  xentGradRows(logits, labels, dlogits, n, c, ignore_index,
+               [&](int64_t r) { return dloss[r]; });
 }

@@ -7,6 +7,8 @@
 // (pdrt_desc_offset) costs more than the copy itself; forEachRun merges
 // dimensions that are contiguous for every operand, then walks the outer
 // dimensions with an odometer and hands the body whole innermost runs.
+// mapBroadcastPair applies an elementwise function of two broadcast
+// operands run by run (pdrt_binary, pdrt_minmax_grad, pdrt_compare).
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,6 +100,42 @@ void forEachRun(const int64_t *desc, Body body) {
       index[d] = 0;
     }
   }
+}
+
+/// out[i] = f(i, a[i * sa], b[i * sb]) for i < n, with the 0/1 strides of
+/// common broadcasts specialised so that the compiler vectorises each case.
+template <typename A, typename B, typename O, typename F>
+inline void mapStridedPair(const A *a, const B *b, O *out, int64_t n,
+                           int64_t sa, int64_t sb, F f) {
+  if (sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = f(i, a[i], b[i]);
+  } else if (sa == 1 && sb == 0) {
+    const B bv = b[0];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = f(i, a[i], bv);
+  } else if (sa == 0 && sb == 1) {
+    const A av = a[0];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = f(i, av, b[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = f(i, a[i * sa], b[i * sb]);
+  }
+}
+
+/// out[i] = f(i, a(i), b(i)) over the dense output of a pdrt_binary
+/// descriptor [rank, out_dims[rank], a_strides[rank], b_strides[rank]],
+/// where i is the linear output index (rank checked by the caller).
+template <typename A, typename B, typename O, typename F>
+void mapBroadcastPair(const int64_t *desc, const A *a, const B *b, O *out,
+                      F f) {
+  forEachRun<2>(desc, [&](const StridedRun<2> &run) {
+    const int64_t base = run.linear;
+    mapStridedPair(a + run.offset[0], b + run.offset[1], out + base, run.count,
+                   run.stride[0], run.stride[1],
+                   [&](int64_t i, A x, B y) { return f(base + i, x, y); });
+  });
 }
 
 } // namespace pdrt

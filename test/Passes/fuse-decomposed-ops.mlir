@@ -94,10 +94,12 @@ func.func @gamma_other_shape(%x: tensor<4x8xf32>, %g: tensor<1x8xf32>) -> tensor
 // -----
 
 // Not LayerNorm: the centred values are used elsewhere too, so the chain
-// cannot go away.
+// cannot go away; their normalisation d / sqrt(mean(d^2) + eps) is an
+// RMSNorm of d.
 // CHECK-LABEL: func.func @centred_escapes
 // CHECK-NOT: pd.layer_norm
-// CHECK: pd.div
+// CHECK: %[[D:.*]] = pd.sub
+// CHECK-NEXT: pd.rms_norm %[[D]], %{{.*}} {axis = 1 : i64, epsilon = 9.99999974E-6 : f32}
 func.func @centred_escapes(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %s = pd.reduce_sum %x {axes = array<i64: 1>, keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
   %m = pd.scale %s, 1.250000e-01 : tensor<4x1xf32>
@@ -262,4 +264,82 @@ func.func @not_tanh_gelu(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %6 = pd.mul %x, %5 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
   %7 = pd.mul %half, %6 : tensor<f32>, tensor<2x3xf32> -> tensor<2x3xf32>
   return %7 : tensor<2x3xf32>
+}
+
+// -----
+
+// Llama's RMSNorm as torch.onnx exports it: Pow 2, ReduceMean, Add eps,
+// Sqrt, Div(1, .) (torch.rsqrt), Mul by x, Mul by the weight on the left.
+// CHECK-LABEL: func.func @rms_norm
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x8xf32>, %[[G:.*]]: tensor<8xf32>)
+// CHECK-NEXT: %[[Y:.*]] = pd.rms_norm %[[X]], %[[G]] {axis = 2 : i64, epsilon = 9.99999997E-7 : f32}
+// CHECK-NEXT: return %[[Y]]
+func.func @rms_norm(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>) -> tensor<2x4x8xf32> {
+  %q = pd.pow %x, 2.000000e+00 : tensor<2x4x8xf32>
+  %s = pd.reduce_sum %q {axes = array<i64: 2>, keepdims} : tensor<2x4x8xf32> -> tensor<2x4x1xf32>
+  %v = pd.scale %s, 1.250000e-01 : tensor<2x4x1xf32>
+  %eps = pd.constant dense<9.99999997E-7> : tensor<f32>
+  %e = pd.add %v, %eps : tensor<2x4x1xf32>, tensor<f32> -> tensor<2x4x1xf32>
+  %r = pd.sqrt %e : tensor<2x4x1xf32>
+  %one = pd.constant dense<1.000000e+00> : tensor<f32>
+  %i = pd.div %one, %r : tensor<f32>, tensor<2x4x1xf32> -> tensor<2x4x1xf32>
+  %n = pd.mul %x, %i : tensor<2x4x8xf32>, tensor<2x4x1xf32> -> tensor<2x4x8xf32>
+  %y = pd.mul %g, %n : tensor<8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
+// The dynamo exporter's spelling: x * x, eps first, Reciprocal(Sqrt), no
+// weight: the scale is a constant of ones.
+// CHECK-LABEL: func.func @rms_norm_reciprocal
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT: %[[ONES:.*]] = pd.constant dense<1.000000e+00> : tensor<8xf32>
+// CHECK-NEXT: %[[Y:.*]] = pd.rms_norm %[[X]], %[[ONES]] {axis = 1 : i64, epsilon = 9.99999974E-6 : f32}
+// CHECK-NEXT: return %[[Y]]
+func.func @rms_norm_reciprocal(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %q = pd.mul %x, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %s = pd.reduce_sum %q {axes = array<i64: 1>, keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %v = pd.scale %s, 1.250000e-01 : tensor<4x1xf32>
+  %eps = pd.constant dense<9.99999974E-6> : tensor<f32>
+  %e = pd.add %eps, %v : tensor<f32>, tensor<4x1xf32> -> tensor<4x1xf32>
+  %r = pd.sqrt %e : tensor<4x1xf32>
+  %i = pd.reciprocal %r : tensor<4x1xf32>
+  %n = pd.mul %i, %x : tensor<4x1xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+
+// -----
+
+// x / sqrt(mean(x^2) + eps) directly, weight on the right.
+// CHECK-LABEL: func.func @rms_norm_div
+// CHECK-NEXT: %[[Y:.*]] = pd.rms_norm %{{.*}}, %{{.*}} {axis = 1 : i64, epsilon = 9.99999997E-7 : f32}
+// CHECK-NEXT: return %[[Y]]
+func.func @rms_norm_div(%x: tensor<4x8xf32>, %g: tensor<8xf32>) -> tensor<4x8xf32> {
+  %q = pd.pow %x, 2.000000e+00 : tensor<4x8xf32>
+  %s = pd.reduce_sum %q {axes = array<i64: 1>, keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %v = pd.scale %s, 1.250000e-01 : tensor<4x1xf32>
+  %eps = pd.constant dense<9.99999997E-7> : tensor<f32>
+  %e = pd.add %v, %eps : tensor<4x1xf32>, tensor<f32> -> tensor<4x1xf32>
+  %r = pd.sqrt %e : tensor<4x1xf32>
+  %n = pd.div %x, %r : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %y = pd.mul %n, %g : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Not RMSNorm: the mean of the square is also read elsewhere.
+// CHECK-LABEL: func.func @not_rms_norm_shared
+// CHECK-NOT: pd.rms_norm
+// CHECK: pd.sqrt
+func.func @not_rms_norm_shared(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>) {
+  %q = pd.pow %x, 2.000000e+00 : tensor<4x8xf32>
+  %s = pd.reduce_sum %q {axes = array<i64: 1>, keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %v = pd.scale %s, 1.250000e-01 : tensor<4x1xf32>
+  %eps = pd.constant dense<9.99999997E-7> : tensor<f32>
+  %e = pd.add %v, %eps : tensor<4x1xf32>, tensor<f32> -> tensor<4x1xf32>
+  %r = pd.sqrt %e : tensor<4x1xf32>
+  %n = pd.div %x, %r : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  return %n, %v : tensor<4x8xf32>, tensor<4x1xf32>
 }

@@ -31,6 +31,7 @@ import tempfile
 
 import numpy as np
 import onnx
+import torch
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -51,6 +52,13 @@ def parse_args():
     torch_reference.add_training_args(p)
     p.add_argument("--stages", type=int, required=True, help="pipeline depth d")
     p.add_argument("--tol", type=float, default=1e-4)
+    p.add_argument("--reference-dtype", choices=("float32", "float64"),
+                   default="float32",
+                   help="precision of the torch reference; with float64 the "
+                   "reference is also run in float32, and a tensor whose error "
+                   "exceeds --tol passes when it is within twice torch's own "
+                   "float32 error (ReLU decisions within float32 round-off of 0 "
+                   "make some models' trajectories differ in float32)")
     p.add_argument("--state-tol", type=float, default=1e-5,
                    help="tolerance of the saved state (BatchNormalization "
                    "running statistics), also within --tol")
@@ -160,8 +168,10 @@ def parse_losses(stdout, steps):
     return [losses[s] for s in range(1, steps + 1)]
 
 
-def compare_weights(got, ref, tol, label):
-    """Check every initializer of ref against got; print the max relative error."""
+def compare_weights(got, ref, tol, label, spread=None):
+    """Check every initializer of ref against got; print the max relative error.
+    With `spread` (torch's own float32 weights), a tensor also passes when its
+    error is within twice torch's float32 error against ref."""
     missing = sorted(set(ref) - set(got))
     if missing:
         raise CheckFailure(f"{label}: trained model lacks initializers {missing}")
@@ -172,6 +182,13 @@ def compare_weights(got, ref, tol, label):
                                f"expected {want.shape}")
         errors[name] = torch_reference.max_relative_error({name: got[name]},
                                                           {name: want})
+        if spread is not None and errors[name] > tol:
+            own = torch_reference.max_relative_error({name: spread[name]},
+                                                     {name: want})
+            if errors[name] <= 2 * own:
+                print(f"{label}: {name} {errors[name]:.3e} is float32 round-off "
+                      f"(torch float32 {own:.3e})")
+                errors[name] = tol
     worst = max(errors, key=errors.get)
     print(f"{label}: max relative error {errors[worst]:.3e} over {len(errors)} "
           f"tensors (worst {worst})")
@@ -224,17 +241,24 @@ def check(args, work_dir):
     """Run every requested check; raise CheckFailure on the first failure."""
     if args.compare_to_replicas:
         microbatches2 = scaled_microbatches(args, args.compare_to_replicas)
-    try:
-        ref_weights, ref_losses = torch_reference.train(
+    def reference(dtype):
+        return torch_reference.train(
             args.model, args.data, args.schedule, torch_reference.hyperparameters(args),
             args.microbatch, args.microbatches, args.replicas, args.steps,
-            args.seed)
+            args.seed, dtype=dtype)
+    spread = None
+    try:
+        if args.reference_dtype == "float64":
+            ref_weights, ref_losses = reference(torch.float64)
+            spread = reference(torch.float32)[0]
+        else:
+            ref_weights, ref_losses = reference(torch.float32)
     except (NotImplementedError, OSError, ValueError) as err:
         raise CheckFailure(f"torch reference: {err}")
     args.saved_reference = ref_weights
     plan, weights, losses, stdout = pdc_train(args, work_dir, args.replicas,
                                               args.microbatches)
-    compare_weights(weights, ref_weights, args.tol, "pdc vs torch")
+    compare_weights(weights, ref_weights, args.tol, "pdc vs torch", spread)
     state = torch_reference.OnnxModule(args.model).state_names
     if state:
         compare_weights(weights, {n: ref_weights[n] for n in state},

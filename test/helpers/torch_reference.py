@@ -100,11 +100,14 @@ def gradient(module, weights, batch, state, updating, rng=None):
 
 
 def train(model_path, data_dir, schedule, hp, microbatch, microbatches, replicas,
-          steps, seed=0):
-    """Train as pdc would; return (final weights as numpy dict, per-step losses)."""
+          steps, seed=0, dtype=torch.float32):
+    """Train as pdc would; return (final weights as numpy dict, per-step losses).
+    `dtype` is the precision of the whole computation (weights, activations,
+    optimizer): float64 is the exact reference against which float32
+    implementations, pdc's and torch's own, are judged."""
     if schedule not in SCHEDULES:
         raise ValueError(f"unknown schedule {schedule}")
-    module = OnnxModule(model_path)
+    module = OnnxModule(model_path, dtype=dtype)
     data = load_data(data_dir, module.input_names)
     weights = {n: module.params[n].clone() for n in module.trainable()}
     state = {n: module.params[n].clone() for n in module.state_names}
@@ -137,6 +140,8 @@ def evaluate(model_path, weights, batch):
     module = OnnxModule(model_path)
     live = {n: torch.from_numpy(np.asarray(w)) for n, w in weights.items()
             if n in module.params}
+    live = {n: t.to(module.dtype) if t.is_floating_point() else t
+            for n, t in live.items()}
     with torch.no_grad():
         return module.loss(live, batch).item()
 

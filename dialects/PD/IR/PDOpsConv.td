@@ -244,19 +244,22 @@ def PD_AvgPool2dGradOp : PD_Op<"avg_pool2d_grad", [Pure,
 def PD_PadOp : PD_Op<"pad", [Pure,
     DeclareOpInterfaceMethods<PD_GradientOpInterface>,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
-  let summary = "Zero padding: the input placed at an offset in a zero tensor.";
+  let summary = "Constant padding: the input placed at an offset in a filled tensor.";
   let description = [{
     `pads` are ONNX's [begin..., end...] (non-negative, one pair per axis);
     result dim i = input dim i + begin i + end i. ONNX Pad in constant mode
-    with value 0 imports to this op (PyTorch emits it before AveragePool
-    when count_include_pad is set). Its gradient is pd.slice.
+    imports to this op (PyTorch emits it before AveragePool when
+    count_include_pad is set, and transformers' causal LM loss pads the
+    int64 labels with -100). `value` fills the padding (converted to the
+    element type). Its gradient is pd.slice.
 
     ```mlir
     %y = pd.pad %x {pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>} : tensor<2x4x8x8xf32> -> tensor<2x4x10x10xf32>
     ```
   }];
-  let arguments = (ins PD_F32Tensor:$input, DenseI64ArrayAttr:$pads);
-  let results = (outs PD_F32Tensor:$result);
+  let arguments = (ins PD_AnyTensor:$input, DenseI64ArrayAttr:$pads,
+                       DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs PD_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }

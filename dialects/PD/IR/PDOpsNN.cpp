@@ -105,6 +105,8 @@ template <typename OpT> static LogicalResult verifyBroadcast(OpT op) {
 
 LogicalResult DivOp::verify() { return verifyBroadcast(*this); }
 LogicalResult PowBroadcastOp::verify() { return verifyBroadcast(*this); }
+LogicalResult MinOp::verify() { return verifyBroadcast(*this); }
+LogicalResult MaxOp::verify() { return verifyBroadcast(*this); }
 
 static Value sumTo(OpBuilder &b, Location loc, Value grad, Type type) {
   return grad.getType() == type ? grad : b.create<SumToOp>(loc, type, grad);
@@ -151,9 +153,44 @@ LogicalResult PowBroadcastOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads
 int64_t PowBroadcastOp::getFlops() { return 8 * numElements(getResult()); }
 
 //===----------------------------------------------------------------------===//
+// MinOp, MaxOp: c = min/max(a, b)   da = sum_to(minmax_grad(dc, a, b, 0)),
+//                                   db = sum_to(minmax_grad(dc, a, b, 1))
+//===----------------------------------------------------------------------===//
+
+template <typename OpT>
+static LogicalResult minMaxVJP(OpT op, OpBuilder &b, ArrayRef<Value> grads,
+                               SmallVectorImpl<Value> &operandGrads,
+                               bool isMax) {
+  Location loc = op.getLoc();
+  for (int64_t which = 0; which < 2; ++which) {
+    Value d = b.create<MinMaxGradOp>(loc, op.getType(), grads[0], op.getLhs(),
+                                     op.getRhs(), b.getBoolAttr(isMax),
+                                     b.getI64IntegerAttr(which));
+    operandGrads.push_back(
+        sumTo(b, loc, d, op->getOperand(which).getType()));
+  }
+  return success();
+}
+
+LogicalResult MinOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  return minMaxVJP(*this, b, resultGrads, operandGrads, /*isMax=*/false);
+}
+
+LogicalResult MaxOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  return minMaxVJP(*this, b, resultGrads, operandGrads, /*isMax=*/true);
+}
+
+int64_t MinOp::getFlops() { return numElements(getResult()); }
+int64_t MaxOp::getFlops() { return numElements(getResult()); }
+int64_t MinMaxGradOp::getFlops() { return 2 * numElements(getResult()); }
+
+//===----------------------------------------------------------------------===//
 // Unary math: y = f(x)     dx = dy * f'(x), by pd.unary_grad
 //   neg: -1; sqrt: 0.5/y; exp: y; log: 1/x; erf: 2/sqrt(pi) exp(-x^2);
-//   tanh: 1-y^2; sigmoid: y(1-y); reciprocal: -y^2; pow: p x^(p-1)
+//   tanh: 1-y^2; sigmoid: y(1-y); reciprocal: -y^2; pow: p x^(p-1);
+//   cos: -sin x; sin: cos x
 //===----------------------------------------------------------------------===//
 
 template <typename OpTy>
@@ -181,6 +218,8 @@ PD_UNARY_MATH(ErfOp, 16)
 PD_UNARY_MATH(TanhOp, 16)
 PD_UNARY_MATH(SigmoidOp, 12)
 PD_UNARY_MATH(ReciprocalOp, 4)
+PD_UNARY_MATH(CosOp, 16)
+PD_UNARY_MATH(SinOp, 16)
 #undef PD_UNARY_MATH
 
 /// The pdrt_unary_grad code of pd.pow.
@@ -314,3 +353,37 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
 
 int64_t LayerNormOp::getFlops() { return 8 * numElements(getResult()); }
 int64_t LayerNormGradOp::getFlops() { return 16 * numElements(getInput()); }
+
+//===----------------------------------------------------------------------===//
+// RMSNormOp: y = x * rstd * g, rstd = 1/sqrt(mean(x^2) + eps) over trailing
+// axes     dg = sum dy * x * rstd,
+//          dx = rstd * (dy g - x * rstd^2 * mean(dy g x))
+//===----------------------------------------------------------------------===//
+
+LogicalResult RMSNormOp::verify() {
+  auto in = getInput().getType();
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= in.getRank())
+    return emitOpError("axis ") << axis << " is out of range for rank "
+                                << in.getRank();
+  ArrayRef<int64_t> trailing = in.getShape().drop_front(axis);
+  auto shape = getScale().getType().getShape();
+  if (shape != trailing)
+    return emitOpError("scale must have the normalized shape ")
+           << shapeStr(trailing) << ", got " << shapeStr(shape);
+  if (getType() != in)
+    return emitOpError("result type must be the input type");
+  return success();
+}
+
+LogicalResult RMSNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                  SmallVectorImpl<Value> &operandGrads) {
+  auto grad = b.create<RMSNormGradOp>(
+      getLoc(), TypeRange{getInput().getType(), getScale().getType()},
+      resultGrads[0], getInput(), getScale(), getAxisAttr(), getEpsilonAttr());
+  operandGrads.append(grad->result_begin(), grad->result_end());
+  return success();
+}
+
+int64_t RMSNormOp::getFlops() { return 4 * numElements(getResult()); }
+int64_t RMSNormGradOp::getFlops() { return 10 * numElements(getInput()); }

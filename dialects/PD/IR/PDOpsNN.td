@@ -56,6 +56,32 @@ def PD_BroadcastAxesOp : PD_Op<"broadcast_axes", [Pure,
 def PD_DivOp : PD_BroadcastBinaryOp<"div", "division">;
 /// ONNX Pow with a tensor exponent (a constant scalar one is pd.pow).
 def PD_PowBroadcastOp : PD_BroadcastBinaryOp<"pow_broadcast", "power lhs^rhs">;
+/// ONNX Min and Max of two tensors (more inputs chain); NaN propagates.
+def PD_MinOp : PD_BroadcastBinaryOp<"min", "minimum">;
+def PD_MaxOp : PD_BroadcastBinaryOp<"max", "maximum">;
+
+def PD_MinMaxGradOp : PD_Op<"minmax_grad", [Pure,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradient of pd.min or pd.max for one operand, before sum_to.";
+  let description = [{
+    PyTorch's rule for torch.minimum/maximum: the operand `which` (0 = lhs,
+    1 = rhs) gets `grad` where it is strictly the selected one, half of it
+    on ties and 0 elsewhere. The result has the forward's output shape;
+    the VJP reduces it to the operand's shape with pd.sum_to.
+
+    ```mlir
+    %d = pd.minmax_grad %dy, %a, %b {is_max = true, which = 0 : i64}
+        : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$lhs,
+                       PD_F32Tensor:$rhs, BoolAttr:$is_max, I64Attr:$which);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $lhs `,` $rhs attr-dict `:` type($grad) `,` type($lhs) `,`
+    type($rhs) `->` type($result)
+  }];
+}
 
 /// Unary math. `kind` is the pdrt_unary code of runtime/include/pdrt/pdrt_nn.h.
 class PD_UnaryMathOp<string mnemonic, int kind, string math>
@@ -85,6 +111,8 @@ def PD_ErfOp : PD_UnaryMathOp<"erf", 4, "error function">;
 def PD_TanhOp : PD_UnaryMathOp<"tanh", 5, "hyperbolic tangent">;
 def PD_SigmoidOp : PD_UnaryMathOp<"sigmoid", 6, "logistic sigmoid 1/(1+exp(-x))">;
 def PD_ReciprocalOp : PD_UnaryMathOp<"reciprocal", 7, "reciprocal 1/x">;
+def PD_CosOp : PD_UnaryMathOp<"cos", 9, "cosine">;
+def PD_SinOp : PD_UnaryMathOp<"sin", 10, "sine">;
 
 def PD_PowOp : PD_Op<"pow", [Pure, SameOperandsAndResultType,
     DeclareOpInterfaceMethods<PD_GradientOpInterface>,
@@ -269,5 +297,49 @@ def PD_LayerNormGradOp : PD_Op<"layer_norm_grad", [Pure,
                       PD_F32Tensor:$bias_grad);
   let assemblyFormat = [{
     $grad `,` $input `,` $scale attr-dict `:` type($grad) `,` type($input) `,` type($scale) `->` type($input_grad) `,` type($scale_grad) `,` type($bias_grad)
+  }];
+}
+
+def PD_RMSNormOp : PD_Op<"rms_norm", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "RMS normalization over the trailing axes from `axis`.";
+  let description = [{
+    With the input viewed as [rows, cols] (cols = product of the dims from
+    `axis`): y = x / sqrt(mean(x^2) + epsilon) * scale; scale has the
+    trailing shape. Llama's RMSNorm (Pow, ReduceMean, Add, Sqrt, Div or
+    Reciprocal, Mul, fused by pd-fuse-decomposed-ops) and ONNX
+    RMSNormalization (opset 23) import to this op.
+
+    ```mlir
+    %y = pd.rms_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-06 : f32} : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$input, PD_F32Tensor:$scale,
+                       I64Attr:$axis, F32Attr:$epsilon);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale attr-dict `:` type($input) `,` type($scale) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def PD_RMSNormGradOp : PD_Op<"rms_norm_grad", [Pure,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradients of rms_norm for its input and scale.";
+  let description = [{
+    Recomputes each row's rstd = 1/sqrt(mean(x^2) + eps) from x (nothing is
+    stashed beyond the forward's input), then dscale = sum_rows dy*x*rstd,
+    dx = rstd * (dy*scale - x * rstd^2 * mean(dy*scale*x)).
+
+    ```mlir
+    %dx, %dg = pd.rms_norm_grad %dy, %x, %g {axis = 1 : i64, epsilon = 1.0e-06 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$input,
+                       PD_F32Tensor:$scale, I64Attr:$axis, F32Attr:$epsilon);
+  let results = (outs PD_F32Tensor:$input_grad, PD_F32Tensor:$scale_grad);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $scale attr-dict `:` type($grad) `,` type($input) `,` type($scale) `->` type($input_grad) `,` type($scale_grad)
   }];
 }

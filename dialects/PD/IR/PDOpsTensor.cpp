@@ -439,7 +439,7 @@ LogicalResult ConcatOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
 int64_t ConcatOp::getFlops() { return 0; }
 
 //===----------------------------------------------------------------------===//
-// EqualOp and CastOp: folded on constants only
+// EqualOp, CompareOp and CastOp (EqualOp folds on constants only)
 //===----------------------------------------------------------------------===//
 
 /// An element as a double (floats, integers and bools).
@@ -455,6 +455,24 @@ LogicalResult EqualOp::verify() {
   auto lhs = getLhs().getType(), rhs = getRhs().getType();
   if (lhs.getElementType() != rhs.getElementType())
     return emitOpError("operand element types differ");
+  auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != getType().getShape())
+    return emitOpError("result shape ")
+           << shapeStr(getType().getShape())
+           << " is not the broadcast of the operand shapes";
+  return success();
+}
+
+LogicalResult CompareOp::verify() {
+  auto lhs = getLhs().getType(), rhs = getRhs().getType();
+  StringRef pred = getPredicate();
+  bool logic = pred == "and" || pred == "or" || pred == "xor";
+  if (!logic && !llvm::is_contained({"eq", "lt", "le", "gt", "ge"}, pred))
+    return emitOpError("unknown predicate '") << pred << "'";
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOpError("operand element types differ");
+  if (logic && !lhs.getElementType().isInteger(1))
+    return emitOpError("predicate '") << pred << "' needs bool operands";
   auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
   if (failed(shape) || ArrayRef<int64_t>(*shape) != getType().getShape())
     return emitOpError("result shape ")
@@ -551,3 +569,49 @@ LogicalResult WhereOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
 
 int64_t WhereOp::getFlops() { return numElements(getResult()); }
 int64_t WhereGradOp::getFlops() { return numElements(getResult()); }
+
+//===----------------------------------------------------------------------===//
+// GatherElementsOp: y[i] = x[i with axis coordinate idx[i]]
+//   dx = gather_elements_grad(dy, idx): dy scatter-added into zeros
+//===----------------------------------------------------------------------===//
+
+/// Indices of data's rank, each non-axis dim at most data's, the result
+/// (or gradient) of the indices' shape and data's element type.
+static LogicalResult verifyGatherElements(Operation *op, RankedTensorType data,
+                                          RankedTensorType idx,
+                                          RankedTensorType out, int64_t axis) {
+  if (axis < 0 || axis >= data.getRank())
+    return op->emitOpError("axis ") << axis << " is out of range for rank "
+                                    << data.getRank();
+  if (idx.getRank() != data.getRank())
+    return op->emitOpError("indices must have the data's rank ")
+           << data.getRank();
+  for (int64_t d = 0; d < data.getRank(); ++d)
+    if (d != axis && idx.getShape()[d] > data.getShape()[d])
+      return op->emitOpError("indices dim ") << d << " exceeds the data's";
+  if (out.getShape() != idx.getShape() ||
+      out.getElementType() != data.getElementType())
+    return op->emitOpError("result must have the indices' shape and the "
+                           "data's element type");
+  return success();
+}
+
+LogicalResult GatherElementsOp::verify() {
+  return verifyGatherElements(*this, getData().getType(),
+                              getIndices().getType(), getType(), getAxis());
+}
+
+LogicalResult GatherElementsOp::buildVJP(OpBuilder &b,
+                                         ArrayRef<Value> resultGrads,
+                                         SmallVectorImpl<Value> &operandGrads) {
+  if (!getData().getType().getElementType().isF32())
+    return emitOpError("gathers of non-float data are not differentiable");
+  operandGrads.push_back(b.create<GatherElementsGradOp>(
+      getLoc(), getData().getType(), resultGrads[0], getIndices(),
+      getAxisAttr()));
+  operandGrads.push_back(Value());
+  return success();
+}
+
+int64_t GatherElementsOp::getFlops() { return 0; }
+int64_t GatherElementsGradOp::getFlops() { return numElements(getGrad()); }

@@ -218,11 +218,85 @@ def PD_EqualOp : PD_Op<"equal", [Pure]> {
   let hasFolder = 1;
 }
 
-def PD_CastOp : PD_Op<"cast", [Pure]> {
-  let summary = "Converts the element type of a constant tensor.";
+def PD_CompareOp : PD_Op<"compare", [Pure]> {
+  let summary = "Elementwise comparison or logic with numpy broadcasting.";
   let description = [{
-    ONNX Cast between f32, i64, i32 and bool. It folds on constants (shape
-    and mask computations); casts of run-time values are rejected at import.
+    `predicate` is one of eq, lt, le, gt, ge (operands of one element type)
+    or and, or, xor (bool operands); the result is a bool tensor. Not
+    differentiable. Comparisons of constants fold at import; this op is
+    what remains for run-time tensors (e.g. an attention mask input).
+
+    ```mlir
+    %m = pd.compare %a, %b {predicate = "lt"} : tensor<2x8xi64>, tensor<i64> -> tensor<2x8xi1>
+    ```
+  }];
+  let arguments = (ins PD_AnyTensor:$lhs, PD_AnyTensor:$rhs, StrAttr:$predicate);
+  let results = (outs PD_BoolTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def PD_NotOp : PD_Op<"not", [Pure, SameOperandsAndResultType]> {
+  let summary = "Elementwise logical negation of a bool tensor.";
+  let description = [{
+    ```mlir
+    %n = pd.not %m : tensor<2x8xi1>
+    ```
+  }];
+  let arguments = (ins PD_BoolTensor:$input);
+  let results = (outs PD_BoolTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def PD_GatherElementsOp : PD_Op<"gather_elements", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gathers elements along one axis by an index tensor.";
+  let description = [{
+    ONNX GatherElements: indices have data's rank and the result their
+    shape; result[i...] = data[i... with coordinate `axis` replaced by
+    indices[i...]]. Negative indices count from the end; an index out of
+    range is a run-time error naming it. Elements of any type are copied;
+    float data is differentiable (pd.gather_elements_grad scatter-adds).
+
+    ```mlir
+    %g = pd.gather_elements %x, %i {axis = 1 : i64} : tensor<2x5xf32>, tensor<2x3xi64> -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins PD_AnyTensor:$data, RankedTensorOf<[I64]>:$indices, I64Attr:$axis);
+  let results = (outs PD_AnyTensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` type($data) `,` type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def PD_GatherElementsGradOp : PD_Op<"gather_elements_grad", [Pure,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradient of gather_elements: dy scatter-added into zeros.";
+  let description = [{
+    The result has the gathered data's shape; repeated indices accumulate.
+
+    ```mlir
+    %dx = pd.gather_elements_grad %dy, %i {axis = 1 : i64} : tensor<2x3xf32>, tensor<2x3xi64> -> tensor<2x5xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$grad, RankedTensorOf<[I64]>:$indices, I64Attr:$axis);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $indices attr-dict `:` type($grad) `,` type($indices) `->` type($result)
+  }];
+}
+
+def PD_CastOp : PD_Op<"cast", [Pure]> {
+  let summary = "Converts the element type of a tensor.";
+  let description = [{
+    ONNX Cast between f32, i64, i32 and bool (float to integer truncates,
+    anything to bool is != 0). It folds on constants (shape and mask
+    computations); on run-time values it is a copy kernel and not
+    differentiable (integer and bool values carry no gradient).
 
     ```mlir
     %b = pd.cast %m : tensor<8xi64> -> tensor<8xi1>

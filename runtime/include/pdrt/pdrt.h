@@ -62,13 +62,27 @@ void pdrt_matmul(pdrt_ctx *ctx, const float *a, const float *b, float *c,
                  int32_t trans_b, float alpha, float beta);
 
 /// Binary op codes of pdrt_binary.
-enum { PDRT_ADD = 0, PDRT_SUB = 1, PDRT_MUL = 2, PDRT_DIV = 3, PDRT_BINARY_POW = 4 };
+enum {
+  PDRT_ADD = 0, PDRT_SUB = 1, PDRT_MUL = 2, PDRT_DIV = 3, PDRT_BINARY_POW = 4,
+  PDRT_BINARY_MIN = 5, PDRT_BINARY_MAX = 6
+};
 
 /// out = a (op) b with numpy broadcasting. `desc` is
 /// [rank, out_dims[rank], a_strides[rank], b_strides[rank]] in elements; a
-/// broadcast dimension has stride 0. rank <= 8.
+/// broadcast dimension has stride 0. rank <= 8. PDRT_BINARY_MIN / MAX
+/// propagate a NaN of either operand (torch.minimum / torch.maximum).
 void pdrt_binary(pdrt_ctx *ctx, int32_t op, const float *a, const float *b,
                  float *out, const int64_t *desc);
+
+/// The gradient of PDRT_BINARY_MIN / PDRT_BINARY_MAX (`op`) for operand
+/// `which` (0: a, 1: b), with torch's rule: d[i] = dy[i] where that operand
+/// wins (is the larger for max, the smaller for min), dy[i] / 2 on ties, 0
+/// where it loses; both operands of a pair with a NaN get dy[i]. `desc` is
+/// pdrt_binary's; dy and d are dense with the output's shape (the caller
+/// sums d down to the operand's shape).
+void pdrt_minmax_grad(pdrt_ctx *ctx, int32_t op, const float *dy,
+                      const float *a, const float *b, float *d,
+                      const int64_t *desc, int32_t which);
 
 /// y[i] = max(x[i], 0).
 void pdrt_relu(pdrt_ctx *ctx, const float *x, float *y, int64_t n);

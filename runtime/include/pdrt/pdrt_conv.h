@@ -81,7 +81,8 @@ void pdrt_avg_pool2d_grad(pdrt_ctx *ctx, const float *dy, float *dx,
 
 /// Constant zero padding of x [dims] into y: y is zero except
 /// y[begin + i] = x[i]. `desc` is [rank, x_dims[rank], y_dims[rank],
-/// begin[rank]].
+/// begin[rank]]; x must fit inside y. pdrt_pad_value (pdrt_tensor.h) with
+/// 4-byte elements and value 0, which also implements it (cpu/tensor.cc).
 void pdrt_pad(pdrt_ctx *ctx, const float *x, float *y, const int64_t *desc);
 
 #ifdef __cplusplus

@@ -1,7 +1,9 @@
 /*===- pdrt_nn.h - Kernels of nn ops ----------------------*- C -*-===//
  *
- * The C ABI of the neural-network math (unary math, reductions, softmax, layer norm, dropout). Same conventions as pdrt.h: dense row-major
- * tensors in the stage arena, f32 unless stated, errors kept in ctx.
+ * The C ABI of the neural-network math (unary math including cos and sin,
+ * GELU, dropout, broadcast, softmax, layer norm and RMS norm). Same
+ * conventions as pdrt.h: dense row-major tensors in the stage arena, f32
+ * unless stated, errors kept in ctx.
  *===----------------------------------------------------------------------===*/
 
 #ifndef PDRT_PDRT_NN_H
@@ -18,7 +20,8 @@ typedef struct pdrt_ctx pdrt_ctx;
 /// Codes of pdrt_unary / pdrt_unary_grad (pd's unary math ops).
 enum {
   PDRT_NEG = 0, PDRT_SQRT = 1, PDRT_EXP = 2, PDRT_LOG = 3, PDRT_ERF = 4,
-  PDRT_TANH = 5, PDRT_SIGMOID = 6, PDRT_RECIPROCAL = 7, PDRT_POW = 8
+  PDRT_TANH = 5, PDRT_SIGMOID = 6, PDRT_RECIPROCAL = 7, PDRT_POW = 8,
+  PDRT_COS = 9, PDRT_SIN = 10
 };
 
 /// y[i] = f(x[i]) for the function `kind`; PDRT_POW computes x^alpha.
@@ -26,7 +29,8 @@ void pdrt_unary(pdrt_ctx *ctx, int32_t kind, float alpha, const float *x,
                 float *y, int64_t n);
 
 /// dx[i] = dy[i] * f'(x[i]) for the forward y = f(x) of `kind` (x and y are
-/// the forward's input and output; PDRT_POW's exponent is alpha).
+/// the forward's input and output; PDRT_POW's exponent is alpha; PDRT_COS
+/// and PDRT_SIN use only x: -sin(x) and cos(x)).
 void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
                      const float *dy, const float *x, const float *y,
                      float *dx, int64_t n);
@@ -75,6 +79,18 @@ void pdrt_layer_norm(pdrt_ctx *ctx, const float *x, const float *g,
 void pdrt_layer_norm_grad(pdrt_ctx *ctx, const float *dy, const float *x,
                           const float *g, float *dx, float *dg, float *db,
                           int64_t rows, int64_t cols, float eps);
+
+/// RMS norm of each row of x [rows, cols] (Llama's RMSNorm, ONNX
+/// RMSNormalization over the last axis): y = x rstd g[col],
+/// rstd = 1 / sqrt(mean(x^2) + eps) with the mean accumulated in double.
+void pdrt_rms_norm(pdrt_ctx *ctx, const float *x, const float *g, float *y,
+                   int64_t rows, int64_t cols, float eps);
+
+/// Its gradients (rstd recomputed from x): dg = sum_rows dy x rstd
+/// (overwritten), dx = rstd (dy g - x rstd^2 mean(dy g x)).
+void pdrt_rms_norm_grad(pdrt_ctx *ctx, const float *dy, const float *x,
+                        const float *g, float *dx, float *dg, int64_t rows,
+                        int64_t cols, float eps);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,10 @@
 /*===- pdrt_numerics.h - Numerics shared by the CPU and CUDA kernels -*- C++ -*-===//
  *
- * Index math of the broadcast descriptors of pdrt_binary / pdrt_sum_to and
- * the per-row formulas of softmax cross-entropy. Everything here is inline,
- * header-only and free of host-only calls, so g++ (runtime/cpu) and nvcc
- * (runtime/cuda) compile the same code and the CPU tests cover it.
+ * Index math of the broadcast descriptors of pdrt_binary / pdrt_sum_to, the
+ * scalar math of pdrt_binary's ops and of the min/max gradient, and the
+ * per-row formulas of softmax cross-entropy and RMS norm. Everything here is
+ * inline, header-only and free of host-only calls, so g++ (runtime/cpu) and
+ * nvcc (runtime/cuda) compile the same code and the CPU tests cover it.
  *===----------------------------------------------------------------------===*/
 
 #ifndef PDRT_PDRT_NUMERICS_H
@@ -54,16 +55,39 @@ PDRT_HD void pdrt_desc_offsets(const int64_t *desc, int64_t linear,
     *off_b = ob;
 }
 
-/// Applies binary op `op` (PDRT_ADD/SUB/MUL/DIV/BINARY_POW) to one pair of
-/// elements.
+/// min(a, b) that propagates a NaN of either operand (torch.minimum); a
+/// compare and a blend, no libm call.
+PDRT_HD float pdrt_min_nan(float a, float b) {
+  return (a < b || a != a) ? a : b;
+}
+
+/// max(a, b) that propagates a NaN of either operand (torch.maximum).
+PDRT_HD float pdrt_max_nan(float a, float b) {
+  return (a > b || a != a) ? a : b;
+}
+
+/// Applies binary op `op` (PDRT_ADD/SUB/MUL/DIV/BINARY_POW/BINARY_MIN/
+/// BINARY_MAX) to one pair of elements.
 PDRT_HD float pdrt_binary_apply(int32_t op, float a, float b) {
   switch (op) {
   case 0: return a + b;
   case 1: return a - b;
   case 2: return a * b;
   case 3: return a / b;
+  case 5: return pdrt_min_nan(a, b);
+  case 6: return pdrt_max_nan(a, b);
   default: return powf(a, b);
   }
+}
+
+/// The share of dy that operand x of min (is_max = 0) or max (is_max = 1)
+/// gets against the other operand o, as torch's derivative: 0 where x
+/// loses (x > o for min, x < o for max), 1/2 on ties, 1 otherwise (so a
+/// NaN pair passes dy to both operands).
+PDRT_HD float pdrt_minmax_grad_share(int32_t is_max, float x, float o) {
+  float share = x == o ? 0.5f : 1.0f; // selects, not branches: vectorises
+  int loses = is_max ? x < o : x > o;
+  return loses ? 0.0f : share;
 }
 
 /// log(sum_j exp(x[j])) of one row of `c` logits, computed stably as
@@ -93,6 +117,15 @@ PDRT_HD void pdrt_row_xent_grad(const float *x, int64_t c, int64_t label,
     float p = expf(x[j] - lse);
     dx[j] = scale * (p - (j == label ? 1.0f : 0.0f));
   }
+}
+
+/// 1 / sqrt(mean(x^2) + eps) of one row of `c` elements (RMS norm), the
+/// mean accumulated in double.
+PDRT_HD float pdrt_row_rms_rstd(const float *x, int64_t c, float eps) {
+  double s = 0.0;
+  for (int64_t j = 0; j < c; ++j)
+    s += (double)x[j] * x[j];
+  return (float)(1.0 / sqrt(s / (double)c + (double)eps));
 }
 
 #endif /* PDRT_PDRT_NUMERICS_H */

@@ -87,3 +87,21 @@ func.func @pow_broadcast_shape(%x: tensor<4x8xf32>, %p: tensor<8xf32>) {
   %0 = pd.pow_broadcast %x, %p : tensor<4x8xf32>, tensor<8xf32> -> tensor<8x4xf32>
   return
 }
+
+// -----
+
+// Tests that pd.rms_norm's scale has the normalized shape.
+func.func @rms_norm_scale(%x: tensor<4x8xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'pd.rms_norm' op scale must have the normalized shape [8], got [4]}}
+  %0 = pd.rms_norm %x, %g {axis = 1 : i64, epsilon = 1.000000e-05 : f32} : tensor<4x8xf32>, tensor<4xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that pd.max's result is the broadcast shape.
+func.func @max_shape(%x: tensor<4x8xf32>, %y: tensor<8xf32>) {
+  // expected-error @+1 {{'pd.max' op result shape [8] is not the broadcast shape [4,8]}}
+  %0 = pd.max %x, %y : tensor<4x8xf32>, tensor<8xf32> -> tensor<8xf32>
+  return
+}

@@ -266,3 +266,30 @@ func.func @where_grad_cond(%g: tensor<2x4xf32>, %c: tensor<3x4xi1>) {
   %0 = pd.where_grad %g, %c : tensor<2x4xf32>, tensor<3x4xi1> -> tensor<2x4xf32>
   return
 }
+
+// -----
+
+// Tests that pd.compare rejects an unknown predicate.
+func.func @compare_predicate(%i: tensor<4xi64>) {
+  // expected-error @+1 {{'pd.compare' op unknown predicate 'ne'}}
+  %0 = pd.compare %i, %i {predicate = "ne"} : tensor<4xi64>, tensor<4xi64> -> tensor<4xi1>
+  return
+}
+
+// -----
+
+// Tests that logic predicates need bool operands.
+func.func @compare_logic(%i: tensor<4xi64>) {
+  // expected-error @+1 {{'pd.compare' op predicate 'and' needs bool operands}}
+  %0 = pd.compare %i, %i {predicate = "and"} : tensor<4xi64>, tensor<4xi64> -> tensor<4xi1>
+  return
+}
+
+// -----
+
+// Tests that gather_elements' indices have the data's rank.
+func.func @gather_elements_rank(%x: tensor<2x5xf32>, %j: tensor<3xi64>) {
+  // expected-error @+1 {{'pd.gather_elements' op indices must have the data's rank 2}}
+  %0 = pd.gather_elements %x, %j {axis = 1 : i64} : tensor<2x5xf32>, tensor<3xi64> -> tensor<3xf32>
+  return
+}

@@ -74,3 +74,25 @@ func.func @pow_broadcast(%x: tensor<4x8xf32>, %p: tensor<8xf32>) {
   %y = pd.pow_broadcast %x, %p : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
   return
 }
+
+// Tests that cos, sin, min, max, minmax_grad, rms_norm and rms_norm_grad
+// round-trip.
+
+// CHECK-LABEL: func.func @decoder_ops
+func.func @decoder_ops(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // CHECK: pd.cos %{{.+}} : tensor<4x8xf32>
+  %c = pd.cos %x : tensor<4x8xf32>
+  // CHECK: pd.sin %{{.+}} : tensor<4x8xf32>
+  %s = pd.sin %x : tensor<4x8xf32>
+  // CHECK: pd.min %{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %lo = pd.min %x, %g : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  // CHECK: pd.max %{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %hi = pd.max %x, %g : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  // CHECK: pd.minmax_grad %{{.+}}, %{{.+}}, %{{.+}} {is_max = true, which = 1 : i64} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %d = pd.minmax_grad %hi, %x, %g {is_max = true, which = 1 : i64} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  // CHECK: pd.rms_norm %{{.+}}, %{{.+}} {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %n = pd.rms_norm %x, %g {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  // CHECK: pd.rms_norm_grad %{{.+}}, %{{.+}}, %{{.+}} {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>
+  %dx, %dg = pd.rms_norm_grad %n, %x, %g {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>
+  return
+}

@@ -40,3 +40,25 @@ func.func @tensor(%x: tensor<2x3x4xf32>, %t: tensor<7x4xf32>, %i: tensor<2x3xi64
   %wg = pd.where_grad %w, %cond {negate} : tensor<2x3x4xf32>, tensor<2x3x1xi1> -> tensor<2x3x4xf32>
   return
 }
+
+// Tests that compare, not, gather_elements, gather_elements_grad and pad
+// with a fill value round-trip.
+
+// CHECK-LABEL: func.func @int_tensors
+func.func @int_tensors(%i: tensor<2x5xi64>, %j: tensor<2x3xi64>, %x: tensor<2x5xf32>) {
+  // CHECK: pd.compare %{{.+}}, %{{.+}} {predicate = "le"} : tensor<2x5xi64>, tensor<2x5xi64> -> tensor<2x5xi1>
+  %m = pd.compare %i, %i {predicate = "le"} : tensor<2x5xi64>, tensor<2x5xi64> -> tensor<2x5xi1>
+  // CHECK: pd.compare %{{.+}}, %{{.+}} {predicate = "xor"} : tensor<2x5xi1>, tensor<2x5xi1> -> tensor<2x5xi1>
+  %x2 = pd.compare %m, %m {predicate = "xor"} : tensor<2x5xi1>, tensor<2x5xi1> -> tensor<2x5xi1>
+  // CHECK: pd.not %{{.+}} : tensor<2x5xi1>
+  %n = pd.not %x2 : tensor<2x5xi1>
+  // CHECK: pd.gather_elements %{{.+}}, %{{.+}} {axis = 1 : i64} : tensor<2x5xi64>, tensor<2x3xi64> -> tensor<2x3xi64>
+  %g = pd.gather_elements %i, %j {axis = 1 : i64} : tensor<2x5xi64>, tensor<2x3xi64> -> tensor<2x3xi64>
+  // CHECK: pd.gather_elements %{{.+}}, %{{.+}} {axis = 1 : i64} : tensor<2x5xf32>, tensor<2x3xi64> -> tensor<2x3xf32>
+  %gf = pd.gather_elements %x, %j {axis = 1 : i64} : tensor<2x5xf32>, tensor<2x3xi64> -> tensor<2x3xf32>
+  // CHECK: pd.gather_elements_grad %{{.+}}, %{{.+}} {axis = 1 : i64} : tensor<2x3xf32>, tensor<2x3xi64> -> tensor<2x5xf32>
+  %dg = pd.gather_elements_grad %gf, %j {axis = 1 : i64} : tensor<2x3xf32>, tensor<2x3xi64> -> tensor<2x5xf32>
+  // CHECK: pd.pad %{{.+}} {pads = array<i64: 0, 0, 0, 1>, value = -1.000000e+02 : f64} : tensor<2x5xi64> -> tensor<2x6xi64>
+  %p = pd.pad %i {pads = array<i64: 0, 0, 0, 1>, value = -1.000000e+02 : f64} : tensor<2x5xi64> -> tensor<2x6xi64>
+  return
+}

@@ -1,8 +1,9 @@
 //===- kernels_test.cc - CPU kernels against naive references ----------------===//
 //
 // pdrt_matmul (all transpose combinations, alpha/beta), pdrt_binary with
-// broadcast descriptors, pdrt_sum_to, the pointwise kernels, and softmax
-// cross-entropy with its gradient checked by finite differences.
+// broadcast descriptors (NaN-propagating min/max included) and the min/max
+// gradient pdrt_minmax_grad, pdrt_sum_to, the pointwise kernels, and
+// softmax cross-entropy with its gradient checked by finite differences.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,6 +86,116 @@ TEST(Binary, TransposedStridesAndScalarRank) {
   float x = 3, y = 4, z = 0;
   pdrt_binary(nullptr, PDRT_SUB, &x, &y, &z, scalar);
   EXPECT_EQ(z, -1.0f);
+}
+
+TEST(Binary, MinMaxBroadcastAndPropagateNaN) {
+  // a [2, 3], b [3] broadcast over rows -> out [2, 3].
+  const float nan = NAN;
+  std::vector<float> a = {1, 5, nan, -2, 0, 3}, b = {2, 0, 1}, out(6);
+  const int64_t desc[] = {2, 2, 3, 3, 1, 0, 1};
+  pdrt_binary(nullptr, PDRT_BINARY_MIN, a.data(), b.data(), out.data(), desc);
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_TRUE(std::isnan(out[2]));
+  EXPECT_EQ(out[3], -2.0f);
+  EXPECT_EQ(out[4], 0.0f);
+  EXPECT_EQ(out[5], 1.0f);
+  pdrt_binary(nullptr, PDRT_BINARY_MAX, a.data(), b.data(), out.data(), desc);
+  EXPECT_EQ(out[0], 2.0f);
+  EXPECT_EQ(out[1], 5.0f);
+  EXPECT_TRUE(std::isnan(out[2]));
+  EXPECT_EQ(out[3], 2.0f);
+  EXPECT_EQ(out[4], 0.0f);
+  EXPECT_EQ(out[5], 3.0f);
+  // A NaN in the second operand (a scalar broadcast to [3]) wins as well.
+  std::vector<float> c = {-1, 0, 7}, r(3);
+  const int64_t scalarB[] = {1, 3, 1, 0};
+  for (int op : {PDRT_BINARY_MIN, PDRT_BINARY_MAX}) {
+    pdrt_binary(nullptr, op, c.data(), &nan, r.data(), scalarB);
+    for (float v : r)
+      EXPECT_TRUE(std::isnan(v)) << "op " << op;
+  }
+  // And with the first operand the broadcast one (the sa == 0 loop).
+  const int64_t scalarA[] = {1, 3, 0, 1};
+  float two = 2;
+  pdrt_binary(nullptr, PDRT_BINARY_MAX, &two, c.data(), r.data(), scalarA);
+  EXPECT_EQ(r, (std::vector<float>{2, 2, 7}));
+}
+
+TEST(Binary, UnknownOpIsAContextError) {
+  pdrt_ctx ctx;
+  const int64_t scalar[] = {0};
+  float x = 1, y = 2, z = -1;
+  pdrt_binary(&ctx, PDRT_BINARY_MAX + 1, &x, &y, &z, scalar);
+  ASSERT_TRUE(ctx.failed);
+  EXPECT_EQ(ctx.error, "pdrt_binary: bad op 7 or rank 0");
+  EXPECT_EQ(z, -1.0f);
+}
+
+TEST(MinMaxGrad, WinnerGetsDyTiesSplitBroadcastOperand) {
+  // a [2, 3], b [3] broadcast over rows; d has the output's shape [2, 3].
+  std::vector<float> a = {1, 3, 2, 4, 0, 2}, b = {2, 3, 1};
+  std::vector<float> dy = {10, 20, 30, 40, 50, 60}, d(6, -1.0f);
+  const int64_t desc[] = {2, 2, 3, 3, 1, 0, 1};
+  auto grad = [&](int op, int which) {
+    pdrt_minmax_grad(nullptr, op, dy.data(), a.data(), b.data(), d.data(), desc,
+                     which);
+    return d;
+  };
+  // max: a wins at (0,2), (1,0), (1,2); ties at (0,1); b wins at (0,0), (1,1).
+  EXPECT_EQ(grad(PDRT_BINARY_MAX, 0), (std::vector<float>{0, 10, 30, 40, 0, 60}));
+  EXPECT_EQ(grad(PDRT_BINARY_MAX, 1), (std::vector<float>{10, 10, 0, 0, 50, 0}));
+  // min: the other way round, ties still split.
+  EXPECT_EQ(grad(PDRT_BINARY_MIN, 0), (std::vector<float>{10, 10, 0, 0, 50, 0}));
+  EXPECT_EQ(grad(PDRT_BINARY_MIN, 1), (std::vector<float>{0, 10, 30, 40, 0, 60}));
+}
+
+TEST(MinMaxGrad, StridedOperandsAndNaNAsTorch) {
+  // out[i, j] = max(a[j, i], b) with a read transposed and b a scalar; a
+  // NaN pair passes dy to both operands (torch's derivative formula).
+  std::vector<float> a = {1, NAN, 5, 0}, dy = {1, 2, 3, 4}, da(4), db(4);
+  float b = 1;
+  const int64_t desc[] = {2, 2, 2, 1, 2, 0, 0};
+  pdrt_minmax_grad(nullptr, PDRT_BINARY_MAX, dy.data(), a.data(), &b, da.data(),
+                   desc, 0);
+  pdrt_minmax_grad(nullptr, PDRT_BINARY_MAX, dy.data(), a.data(), &b, db.data(),
+                   desc, 1);
+  // Elements in output order: a = 1 (tie), 5, NaN, 0.
+  EXPECT_EQ(da, (std::vector<float>{0.5f, 2, 3, 0}));
+  EXPECT_EQ(db, (std::vector<float>{0.5f, 0, 3, 4}));
+}
+
+TEST(MinMaxGrad, BadOpOrOperandIsAContextError) {
+  const int64_t scalar[] = {0};
+  float dy = 1, a = 1, b = 2, d = -1;
+  pdrt_ctx ctx;
+  pdrt_minmax_grad(&ctx, PDRT_ADD, &dy, &a, &b, &d, scalar, 0);
+  ASSERT_TRUE(ctx.failed);
+  EXPECT_EQ(ctx.error,
+            "pdrt_minmax_grad: op 0 is not PDRT_BINARY_MIN or PDRT_BINARY_MAX");
+  pdrt_ctx ctx2;
+  pdrt_minmax_grad(&ctx2, PDRT_BINARY_MIN, &dy, &a, &b, &d, scalar, 2);
+  ASSERT_TRUE(ctx2.failed);
+  EXPECT_EQ(ctx2.error, "pdrt_minmax_grad: operand 2 is not 0 or 1");
+  pdrt_ctx ctx3;
+  const int64_t deep[] = {9};
+  pdrt_minmax_grad(&ctx3, PDRT_BINARY_MIN, &dy, &a, &b, &d, deep, 0);
+  ASSERT_TRUE(ctx3.failed);
+  EXPECT_EQ(ctx3.error, "pdrt_minmax_grad: bad rank 9");
+  EXPECT_EQ(d, -1.0f);
+}
+
+TEST(Numerics, MinMaxScalarRules) {
+  EXPECT_EQ(pdrt_binary_apply(PDRT_BINARY_MIN, -1.0f, 2.0f), -1.0f);
+  EXPECT_EQ(pdrt_binary_apply(PDRT_BINARY_MAX, -1.0f, 2.0f), 2.0f);
+  EXPECT_TRUE(std::isnan(pdrt_min_nan(NAN, 1.0f)));
+  EXPECT_TRUE(std::isnan(pdrt_min_nan(1.0f, NAN)));
+  EXPECT_TRUE(std::isnan(pdrt_max_nan(NAN, 1.0f)));
+  EXPECT_TRUE(std::isnan(pdrt_max_nan(1.0f, NAN)));
+  EXPECT_EQ(pdrt_minmax_grad_share(1, 3.0f, 2.0f), 1.0f);
+  EXPECT_EQ(pdrt_minmax_grad_share(1, 2.0f, 3.0f), 0.0f);
+  EXPECT_EQ(pdrt_minmax_grad_share(0, 2.0f, 3.0f), 1.0f);
+  EXPECT_EQ(pdrt_minmax_grad_share(0, 2.0f, 2.0f), 0.5f);
 }
 
 TEST(Numerics, DescriptorOffsets) {

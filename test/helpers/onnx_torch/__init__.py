@@ -4,9 +4,11 @@ Each op family registers its ops in OPS from its own module (core, tensor,
 nn, conv). An op is `fn(inputs, attrs, ctx) -> tensor or tuple of tensors`:
 `inputs` are torch tensors (None for omitted optional inputs), `attrs` the
 node's attributes as Python values (strings decoded), `ctx` an OpContext with
-the model's opset, the node, its index in the graph and the RNG key of the
-current microbatch (for Dropout: rng.py, pdc's stream bit for bit). Semantics follow each op's ONNX definition
-at the model's opset.
+the model's opset, the node, its index in the graph, the RNG key of the
+current microbatch (for Dropout: rng.py, pdc's stream bit for bit) and the
+interpreter's float type (FLOAT tensors are evaluated in it: float64 in
+gradient checks). Semantics follow each op's ONNX definition at the model's
+opset; integer and bool tensors keep their ONNX types.
 
 Runs only under Debian's /usr/bin/python3 (torch 1.13, onnx 1.12).
 """
@@ -48,6 +50,8 @@ class OpContext:
                                 # run position, rng.microbatch_key),
                                 # "next_id" (rng_id of the next dropout)}
     updates: dict = None        # state name -> new value, when collected
+    dtype: torch.dtype = torch.float32  # the interpreter's float type: FLOAT
+                                # values (Cast to FLOAT, float constants) use it
 
 
 def attrs_of(node):
@@ -194,7 +198,7 @@ class OnnxModule:
             if node.op_type == "Identity" and node.output[0] in self.copies:
                 continue
             args = [env[n] if n else None for n in node.input]
-            ctx = OpContext(self.opset, node, index, rng, updates)
+            ctx = OpContext(self.opset, node, index, rng, updates, self.dtype)
             out = OPS[node.op_type](args, attrs_of(node), ctx)
             outs = out if isinstance(out, (tuple, list)) else (out,)
             for name, value in zip(node.output, outs):

@@ -134,7 +134,8 @@ def pad(inputs, attrs, ctx):
         axes = list(range(x.dim()))
     else:
         pads = [int(p) for p in inputs[1].tolist()]
-        value = float(inputs[2]) if len(inputs) > 2 and inputs[2] is not None else 0.0
+        # .item(): an int64 fill (labels padded with -100) stays exact.
+        value = inputs[2].item() if len(inputs) > 2 and inputs[2] is not None else 0
         axes = (list(range(x.dim())) if len(inputs) < 4 or inputs[3] is None
                 else [int(a) % x.dim() for a in inputs[3].tolist()])
     n = len(axes)

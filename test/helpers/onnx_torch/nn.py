@@ -29,7 +29,18 @@ def _reduce(inputs, attrs, ctx, input_since, mean):
 
 register("ReduceSum")(lambda i, a, c: _reduce(i, a, c, 13, False))
 register("ReduceMean")(lambda i, a, c: _reduce(i, a, c, 18, True))
-register("Div")(lambda i, a, c: i[0] / i[1])
+
+
+@register("Div")
+def div(inputs, attrs, ctx):
+    """Integer Div truncates toward zero (onnx's reference and onnxruntime)."""
+    a, b = inputs
+    if a.is_floating_point() or b.is_floating_point():
+        return a / b
+    return torch.div(a, b, rounding_mode="trunc")
+
+
+register("Einsum")(lambda i, a, c: torch.einsum(a["equation"], *i))
 register("Neg")(lambda i, a, c: -i[0])
 register("Sqrt")(lambda i, a, c: torch.sqrt(i[0]))
 register("Exp")(lambda i, a, c: torch.exp(i[0]))

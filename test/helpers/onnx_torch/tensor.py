@@ -1,4 +1,8 @@
-"""Interpreters of the ONNX tensor ops (see __init__.py for the op signature)."""
+"""Interpreters of the ONNX tensor ops (see __init__.py for the op signature):
+data movement (Transpose, Reshape, Gather, GatherElements, GatherND,
+ScatterND, Slice, Split, Concat, Expand, Trilu, Where, ...), casts, shapes
+and ranges, Dropout. Integer and bool tensors pass through with their types;
+FLOAT results use the interpreter's float type (core.interp_float)."""
 import math
 
 import numpy as np
@@ -7,6 +11,7 @@ import torch.nn.functional as F
 from onnx import numpy_helper
 
 from . import register
+from .core import interp_float
 from .rng import dropout_keep
 
 
@@ -27,8 +32,8 @@ def reshape(inputs, attrs, ctx):
 
 @register("Flatten")
 def flatten(inputs, attrs, ctx):
-    x = inputs[0]
-    axis = attrs.get("axis", 1) % (x.dim() + 1) if x.dim() else 0
+    x, axis = inputs[0], attrs.get("axis", 1)
+    axis = axis + x.dim() if axis < 0 else axis  # in [-r, r]
     return x.reshape(int(torch.tensor(x.shape[:axis]).prod()), -1)
 
 
@@ -67,6 +72,69 @@ def gather(inputs, attrs, ctx):
     out = torch.index_select(data, axis, idx.reshape(-1))
     shape = list(data.shape[:axis]) + list(idx.shape) + list(data.shape[axis + 1:])
     return out.reshape(shape)
+
+
+def _normalize(idx, dims):
+    """Indices with negative entries counted from the end of dims."""
+    return torch.where(idx < 0, idx + dims, idx)
+
+
+@register("GatherElements")
+def gather_elements(inputs, attrs, ctx):
+    data, idx = inputs[0], inputs[1].long()
+    axis = attrs.get("axis", 0) % data.dim()
+    return torch.gather(data, axis, _normalize(idx, data.shape[axis]))
+
+
+def _nd_indices(data, indices, batch_dims):
+    """GatherND/ScatterND addressing: data viewed as [B, ...] (B the product
+    of the batch dims) and the index tuples as a tuple of [B, N] tensors."""
+    idx = indices.long()
+    k = idx.shape[-1]
+    flat = data.reshape((-1,) + tuple(data.shape[batch_dims:]))
+    idx = idx.reshape(flat.shape[0], -1, k)
+    idx = _normalize(idx, torch.tensor(data.shape[batch_dims:batch_dims + k],
+                                       dtype=torch.int64))
+    rows = torch.arange(flat.shape[0]).unsqueeze(1).expand(idx.shape[:2])
+    return flat, (rows,) + tuple(idx[..., j] for j in range(k))
+
+
+@register("GatherND")
+def gather_nd(inputs, attrs, ctx):
+    data, indices = inputs
+    b = attrs.get("batch_dims", 0)
+    flat, where = _nd_indices(data, indices, b)
+    k = indices.shape[-1]
+    return flat[where].reshape(tuple(indices.shape[:-1]) +
+                               tuple(data.shape[b + k:]))
+
+
+_SCATTER = {"add": torch.add, "mul": torch.mul, "max": torch.maximum,
+            "min": torch.minimum}
+
+
+@register("ScatterND")
+def scatter_nd(inputs, attrs, ctx):
+    """Updates one index tuple at a time, in order (the reduction applies
+    to repeated tuples as onnx's reference does)."""
+    data, indices, updates = inputs
+    out, where = _nd_indices(data.clone(), indices, 0)
+    k = indices.shape[-1]
+    upd = updates.reshape((-1,) + tuple(data.shape[k:]))
+    reduce = _SCATTER.get(attrs.get("reduction", "none"))
+    for n in range(upd.shape[0]):
+        at = tuple(int(w[0, n]) for w in where)
+        out[at] = reduce(out[at], upd[n]) if reduce else upd[n]
+    return out.reshape(data.shape)
+
+
+@register("Trilu")
+def trilu(inputs, attrs, ctx):
+    """Keeps the upper (upper=1, default) or lower triangle of the last two
+    axes, from the k-th diagonal (k an optional input, default 0)."""
+    x = inputs[0]
+    k = int(inputs[1]) if len(inputs) > 1 and inputs[1] is not None else 0
+    return torch.triu(x, k) if attrs.get("upper", 1) else torch.tril(x, k)
 
 
 def _slice_indices(start, end, step, dim):
@@ -117,16 +185,19 @@ def concat(inputs, attrs, ctx):
     return torch.cat(inputs, dim=attrs.get("axis", 0))
 
 
-_CAST = {1: torch.float32, 6: torch.int32, 7: torch.int64, 9: torch.bool,
-         11: torch.float64}
+_CAST = {1: torch.float32, 2: torch.uint8, 3: torch.int8, 5: torch.int16,
+         6: torch.int32, 7: torch.int64, 9: torch.bool, 10: torch.float16,
+         11: torch.float64, 16: torch.bfloat16}
 
 
 @register("Cast")
 def cast(inputs, attrs, ctx):
+    """Casts to FLOAT give the interpreter's float type (float64 in gradient
+    checks), from any type; float to integer truncates toward zero."""
+    if attrs["to"] not in _CAST:
+        raise NotImplementedError(f"onnx_torch: Cast to type {attrs['to']}")
     target = _CAST[attrs["to"]]
-    x = inputs[0]
-    # Keep the interpreter's float precision (float64 in gradient checks).
-    return x if target == torch.float32 and x.is_floating_point() else x.to(target)
+    return inputs[0].to(ctx.dtype if target == torch.float32 else target)
 
 
 @register("CastLike")
@@ -150,8 +221,6 @@ def split_to_sequence(inputs, attrs, ctx):
 
 
 register("SequenceAt")(lambda i, a, c: i[0][int(i[1])])
-register("Equal")(lambda i, a, c: i[0] == i[1])
-register("Not")(lambda i, a, c: torch.logical_not(i[0]))
 
 
 @register("Shape")
@@ -166,9 +235,14 @@ register("Size")(lambda i, a, c: torch.tensor(i[0].numel(), dtype=torch.int64))
 
 @register("Range")
 def range_(inputs, attrs, ctx):
+    """start + i * delta for i < max(ceil((limit - start) / delta), 0), in
+    start's type (the count exact for integers)."""
     start, limit, delta = inputs
-    n = max(int(math.ceil((float(limit) - float(start)) / float(delta))), 0)
-    return start + torch.arange(n, dtype=start.dtype) * delta
+    if start.is_floating_point():
+        n = int(math.ceil((float(limit) - float(start)) / float(delta)))
+    else:
+        n = -((int(start) - int(limit)) // int(delta))
+    return start + torch.arange(max(n, 0), dtype=start.dtype) * delta
 
 
 @register("ConstantOfShape")
@@ -176,8 +250,8 @@ def constant_of_shape(inputs, attrs, ctx):
     value = attrs.get("value")
     fill = (torch.from_numpy(numpy_helper.to_array(value).copy()).reshape(())
             if value is not None else torch.tensor(0.0))
-    return torch.full([int(d) for d in inputs[0].tolist()], fill.item(),
-                      dtype=fill.dtype)
+    return interp_float(torch.full([int(d) for d in inputs[0].tolist()],
+                                   fill.item(), dtype=fill.dtype), ctx)
 
 
 @register("Expand")

@@ -1,0 +1,159 @@
+//===- nn_kernels_test.cc - nn kernels against hand-computed values ---------===//
+//
+// pdrt_unary / pdrt_unary_grad for cos and sin (and the unknown-kind
+// error), and pdrt_rms_norm against hand-computed rows with its gradient
+// pdrt_rms_norm_grad checked by central finite differences of the forward.
+//
+//===----------------------------------------------------------------------===//
+
+#include "exec/context.h"
+#include "pdrt/pdrt.h"
+#include "pdrt/pdrt_numerics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace {
+
+std::vector<float> randomVector(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
+const float kPi = 3.14159265358979f;
+const float kHalfSqrt3 = 0.866025403784439f; // sin(pi / 3)
+
+TEST(Unary, CosAndSin) {
+  std::vector<float> x = {0, kPi / 2, kPi, -kPi / 3}, y(4);
+  pdrt_unary(nullptr, PDRT_COS, 0.0f, x.data(), y.data(), 4);
+  const float cosWant[] = {1, 0, -1, 0.5f};
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NEAR(y[i], cosWant[i], 1e-6) << "cos element " << i;
+  pdrt_unary(nullptr, PDRT_SIN, 0.0f, x.data(), y.data(), 4);
+  const float sinWant[] = {0, 1, 0, -kHalfSqrt3};
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NEAR(y[i], sinWant[i], 1e-6) << "sin element " << i;
+}
+
+TEST(Unary, CosAndSinGradientsUseX) {
+  // cos' = -sin, sin' = cos, computed from x (y is not read: pass garbage).
+  std::vector<float> x = {0, kPi / 2, kPi, -kPi / 3}, dy = {1, 2, 3, 4};
+  std::vector<float> junk(4, NAN), dx(4);
+  pdrt_unary_grad(nullptr, PDRT_COS, 0.0f, dy.data(), x.data(), junk.data(),
+                  dx.data(), 4);
+  const float cosWant[] = {0, -2, 0, 4 * kHalfSqrt3};
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NEAR(dx[i], cosWant[i], 1e-6) << "cos' element " << i;
+  pdrt_unary_grad(nullptr, PDRT_SIN, 0.0f, dy.data(), x.data(), junk.data(),
+                  dx.data(), 4);
+  const float sinWant[] = {1, 0, -3, 2};
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NEAR(dx[i], sinWant[i], 1e-6) << "sin' element " << i;
+}
+
+TEST(Unary, UnknownKindIsAContextError) {
+  pdrt_ctx ctx;
+  float x = 1, y = -1;
+  pdrt_unary(&ctx, PDRT_SIN + 1, 0.0f, &x, &y, 1);
+  ASSERT_TRUE(ctx.failed);
+  EXPECT_EQ(ctx.error, "pdrt_unary: unknown kind 11");
+  EXPECT_EQ(y, -1.0f);
+}
+
+TEST(RmsNorm, RowsMatchHandComputedValues) {
+  // Row 0: mean(x^2) = 4, rstd = 1/2. Row 1: mean(x^2) = 9, rstd = 1/3.
+  std::vector<float> x = {2, -2, 2, -2, 3, 3, 3, 3}, g = {1, 0.5f, 2, -1};
+  std::vector<float> y(8);
+  pdrt_rms_norm(nullptr, x.data(), g.data(), y.data(), 2, 4, 0.0f);
+  EXPECT_EQ(y, (std::vector<float>{1, -0.5f, 2, 1, 1, 0.5f, 2, -1}));
+  // eps enters under the root: a zero row stays 0, and mean(x^2) = 0.75
+  // with eps = 0.25 gives rstd = 1.
+  std::vector<float> z = {0, 0, 0, 0, 1, -1, 1, 0}, yz(8);
+  pdrt_rms_norm(nullptr, z.data(), g.data(), yz.data(), 2, 4, 0.25f);
+  EXPECT_EQ(yz, (std::vector<float>{0, 0, 0, 0, 1, -0.5f, 2, 0}));
+}
+
+TEST(RmsNorm, RstdAccumulatesInDouble) {
+  // Sum of squares 2^24 + 4095: a float sum stalls at 2^24 (its ulp is 2),
+  // losing every 1 after the first element.
+  std::vector<float> x(4096, 1.0f);
+  x[0] = 4096.0f;
+  float rstd = pdrt_row_rms_rstd(x.data(), 4096, 0.0f);
+  EXPECT_NEAR(rstd, 1.0 / std::sqrt((16777216.0 + 4095.0) / 4096.0), 1e-8);
+}
+
+/// The scalar sum(dy * rms_norm(x, g)) in double: its gradients with respect
+/// to x and g are pdrt_rms_norm_grad's dx and dg for that dy.
+double rmsLoss(const std::vector<float> &x, const std::vector<float> &g,
+               const std::vector<float> &dy, int64_t rows, int64_t cols,
+               float eps) {
+  std::vector<float> y(x.size());
+  pdrt_rms_norm(nullptr, x.data(), g.data(), y.data(), rows, cols, eps);
+  double s = 0.0;
+  for (size_t i = 0; i < y.size(); ++i)
+    s += (double)dy[i] * y[i];
+  return s;
+}
+
+TEST(RmsNorm, GradientMatchesFiniteDifferences) {
+  const int64_t rows = 3, cols = 7;
+  const float eps = 1e-5f;
+  std::vector<float> x = randomVector(rows * cols, 21);
+  std::vector<float> g = randomVector(cols, 22), dy = randomVector(rows * cols, 23);
+  std::vector<float> dx(rows * cols, 99.0f), dg(cols, 99.0f);
+  pdrt_rms_norm_grad(nullptr, dy.data(), x.data(), g.data(), dx.data(), dg.data(),
+                     rows, cols, eps);
+  // Central differences (in double) of the float forward: with h = 1e-2 the
+  // truncation error is O(h^2) and the float rounding ~ 1e-7 |loss| / h;
+  // together they stay near 3e-5 here, 15x inside the tolerance, while a 2%
+  // error in the row term of dx already misses it by 10x.
+  const float h = 1e-2f;
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    std::vector<float> p = x, q = x;
+    p[i] += h;
+    q[i] -= h;
+    double fd = (rmsLoss(p, g, dy, rows, cols, eps) -
+                 rmsLoss(q, g, dy, rows, cols, eps)) / (p[i] - q[i]);
+    EXPECT_NEAR(dx[i], fd, 5e-4 * (1.0 + std::fabs(fd))) << "dx element " << i;
+  }
+  // dg is overwritten (the 99s are gone), not accumulated.
+  for (int64_t c = 0; c < cols; ++c) {
+    std::vector<float> p = g, q = g;
+    p[c] += h;
+    q[c] -= h;
+    double fd = (rmsLoss(x, p, dy, rows, cols, eps) -
+                 rmsLoss(x, q, dy, rows, cols, eps)) / (p[c] - q[c]);
+    EXPECT_NEAR(dg[c], fd, 5e-4 * (1.0 + std::fabs(fd))) << "dg element " << c;
+  }
+}
+
+TEST(RmsNorm, GradientMatchesClosedFormOnAHandRow) {
+  // x = (3, 4), g = (1, 1), eps = 0: rstd = 1 / sqrt(12.5), y = x rstd.
+  // dy = (1, 0): mean(dy g x) = 1.5, so
+  // dx = rstd (dy - x rstd^2 1.5) = rstd (1 - 0.36, -0.48), dg = (3 rstd, 0).
+  std::vector<float> x = {3, 4}, g = {1, 1}, dy = {1, 0}, dx(2), dg(2);
+  pdrt_rms_norm_grad(nullptr, dy.data(), x.data(), g.data(), dx.data(), dg.data(),
+                     1, 2, 0.0f);
+  const double rstd = 1.0 / std::sqrt(12.5);
+  EXPECT_NEAR(dx[0], rstd * 0.64, 1e-6);
+  EXPECT_NEAR(dx[1], rstd * -0.48, 1e-6);
+  EXPECT_NEAR(dg[0], 3 * rstd, 1e-6);
+  EXPECT_EQ(dg[1], 0.0f);
+}
+
+TEST(RmsNorm, SkippedAfterAnError) {
+  pdrt_ctx ctx;
+  ctx.failed = true;
+  std::vector<float> x = {1, 2}, g = {1, 1}, y = {7, 7};
+  pdrt_rms_norm(&ctx, x.data(), g.data(), y.data(), 1, 2, 0.0f);
+  EXPECT_EQ(y, (std::vector<float>{7, 7}));
+}
+
+} // namespace
