@@ -289,9 +289,6 @@ std::optional<LogicalResult> mlir::pd::lowerTensorOp(StageLowering &L,
                              L.i32(dtypeCode(c))});
         return success();
       })
-      .Case<EqualOp>([&](EqualOp e) -> LogicalResult {
-        return e.emitError("pd-lower-to-runtime: 'pd.equal' of run-time "
-                           "values must be imported as pd.compare");
-      })
+
       .Default([](Operation *) { return std::nullopt; });
 }

@@ -323,22 +323,31 @@ int64_t SoftmaxGradOp::getFlops() { return 4 * numElements(getResult()); }
 //   dx = rstd * (dy g - mean(dy g) - xhat * mean(dy g xhat))
 //===----------------------------------------------------------------------===//
 
-LogicalResult LayerNormOp::verify() {
-  auto in = getInput().getType();
-  int64_t axis = static_cast<int64_t>(getAxis());
+/// A normalization over the trailing axes of `op`'s input from `axis`:
+/// the axis in range, every parameter (`what` in errors) of the
+/// normalized shape, the result of the input's type.
+static LogicalResult verifyTrailingNorm(Operation *op, int64_t axis,
+                                        ValueRange params, StringRef what) {
+  auto in = cast<RankedTensorType>(op->getOperand(0).getType());
   if (axis < 0 || axis >= in.getRank())
-    return emitOpError("axis ") << axis << " is out of range for rank "
-                                << in.getRank();
+    return op->emitOpError("axis ") << axis << " is out of range for rank "
+                                    << in.getRank();
   ArrayRef<int64_t> trailing = in.getShape().drop_front(axis);
-  for (Value v : {getScale(), getBias()}) {
+  for (Value v : params) {
     auto shape = cast<RankedTensorType>(v.getType()).getShape();
     if (shape != trailing)
-      return emitOpError("scale and bias must have the normalized shape ")
-             << shapeStr(trailing) << ", got " << shapeStr(shape);
+      return op->emitOpError(what) << " must have the normalized shape "
+                                   << shapeStr(trailing) << ", got "
+                                   << shapeStr(shape);
   }
-  if (getType() != in)
-    return emitOpError("result type must be the input type");
+  if (op->getResult(0).getType() != in)
+    return op->emitOpError("result type must be the input type");
   return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyTrailingNorm(*this, static_cast<int64_t>(getAxis()),
+                            {getScale(), getBias()}, "scale and bias");
 }
 
 LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
@@ -361,19 +370,8 @@ int64_t LayerNormGradOp::getFlops() { return 16 * numElements(getInput()); }
 //===----------------------------------------------------------------------===//
 
 LogicalResult RMSNormOp::verify() {
-  auto in = getInput().getType();
-  int64_t axis = static_cast<int64_t>(getAxis());
-  if (axis < 0 || axis >= in.getRank())
-    return emitOpError("axis ") << axis << " is out of range for rank "
-                                << in.getRank();
-  ArrayRef<int64_t> trailing = in.getShape().drop_front(axis);
-  auto shape = getScale().getType().getShape();
-  if (shape != trailing)
-    return emitOpError("scale must have the normalized shape ")
-           << shapeStr(trailing) << ", got " << shapeStr(shape);
-  if (getType() != in)
-    return emitOpError("result type must be the input type");
-  return success();
+  return verifyTrailingNorm(*this, static_cast<int64_t>(getAxis()),
+                            {getScale()}, "scale");
 }
 
 LogicalResult RMSNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,

@@ -439,7 +439,7 @@ LogicalResult ConcatOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
 int64_t ConcatOp::getFlops() { return 0; }
 
 //===----------------------------------------------------------------------===//
-// EqualOp, CompareOp and CastOp (EqualOp folds on constants only)
+// CompareOp and CastOp
 //===----------------------------------------------------------------------===//
 
 /// An element as a double (floats, integers and bools).
@@ -449,18 +449,6 @@ static double asDouble(Attribute a) {
   auto i = cast<IntegerAttr>(a);
   return i.getType().isInteger(1) ? (double)i.getValue().getZExtValue()
                                   : (double)i.getValue().getSExtValue();
-}
-
-LogicalResult EqualOp::verify() {
-  auto lhs = getLhs().getType(), rhs = getRhs().getType();
-  if (lhs.getElementType() != rhs.getElementType())
-    return emitOpError("operand element types differ");
-  auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
-  if (failed(shape) || ArrayRef<int64_t>(*shape) != getType().getShape())
-    return emitOpError("result shape ")
-           << shapeStr(getType().getShape())
-           << " is not the broadcast of the operand shapes";
-  return success();
 }
 
 LogicalResult CompareOp::verify() {
@@ -485,24 +473,6 @@ LogicalResult CastOp::verify() {
   if (getInput().getType().getShape() != getType().getShape())
     return emitOpError("input and result shapes differ");
   return success();
-}
-
-OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
-  auto lhs = dyn_cast_or_null<DenseElementsAttr>(adaptor.getLhs());
-  auto rhs = dyn_cast_or_null<DenseElementsAttr>(adaptor.getRhs());
-  if (!lhs || !rhs)
-    return {};
-  auto out = cast<RankedTensorType>(getType());
-  auto a = llvm::to_vector(lhs.getValues<Attribute>());
-  auto c = llvm::to_vector(rhs.getValues<Attribute>());
-  SmallVector<bool> result;
-  for (int64_t i = 0; i < out.getNumElements(); ++i)
-    result.push_back(
-        asDouble(
-            a[broadcastSource(i, out.getShape(), lhs.getType().getShape())]) ==
-        asDouble(
-            c[broadcastSource(i, out.getShape(), rhs.getType().getShape())]));
-  return DenseElementsAttr::get(out, ArrayRef<bool>(result));
 }
 
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {

@@ -199,25 +199,6 @@ def PD_ConcatOp : PD_Op<"concat", [Pure,
   let hasFolder = 1;
 }
 
-def PD_EqualOp : PD_Op<"equal", [Pure]> {
-  let summary = "Elementwise equality with numpy broadcasting (a bool tensor).";
-  let description = [{
-    Not differentiable. In exported models it compares masks and shapes,
-    which are constants, so it folds at import; it has no run-time kernel.
-
-    ```mlir
-    %m = pd.equal %a, %b : tensor<1x1x8x8xf32>, tensor<f32> -> tensor<1x1x8x8xi1>
-    ```
-  }];
-  let arguments = (ins PD_AnyTensor:$lhs, PD_AnyTensor:$rhs);
-  let results = (outs PD_BoolTensor:$result);
-  let assemblyFormat = [{
-    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
-  }];
-  let hasVerifier = 1;
-  let hasFolder = 1;
-}
-
 def PD_CompareOp : PD_Op<"compare", [Pure]> {
   let summary = "Elementwise comparison or logic with numpy broadcasting.";
   let description = [{

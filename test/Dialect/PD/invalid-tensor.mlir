@@ -215,19 +215,19 @@ func.func @concat_sum(%a: tensor<2x4xf32>) {
 
 // -----
 
-// Tests that equal compares operands of one element type.
+// Tests that compare takes operands of one element type.
 func.func @equal_type(%a: tensor<4xf32>, %b: tensor<4xi64>) {
-  // expected-error @+1 {{'pd.equal' op operand element types differ}}
-  %0 = pd.equal %a, %b : tensor<4xf32>, tensor<4xi64> -> tensor<4xi1>
+  // expected-error @+1 {{'pd.compare' op operand element types differ}}
+  %0 = pd.compare %a, %b {predicate = "eq"} : tensor<4xf32>, tensor<4xi64> -> tensor<4xi1>
   return
 }
 
 // -----
 
-// Tests that the result of equal is the broadcast shape.
+// Tests that the result of compare is the broadcast shape.
 func.func @equal_shape(%a: tensor<4xf32>, %b: tensor<2x1xf32>) {
-  // expected-error @+1 {{'pd.equal' op result shape [4] is not the broadcast of the operand shapes}}
-  %0 = pd.equal %a, %b : tensor<4xf32>, tensor<2x1xf32> -> tensor<4xi1>
+  // expected-error @+1 {{'pd.compare' op result shape [4] is not the broadcast of the operand shapes}}
+  %0 = pd.compare %a, %b {predicate = "eq"} : tensor<4xf32>, tensor<2x1xf32> -> tensor<4xi1>
   return
 }
 

@@ -26,9 +26,9 @@ func.func @tensor(%x: tensor<2x3x4xf32>, %t: tensor<7x4xf32>, %i: tensor<2x3xi64
   %sg = pd.slice_grad %s {starts = array<i64: 1, 2, 0>, steps = array<i64: 1, -2, 3>} : tensor<1x2x2xf32> -> tensor<2x3x4xf32>
   // CHECK: pd.concat %{{.+}}, %{{.+}} {axis = 0 : i64} : (tensor<6x4xf32>, tensor<7x4xf32>) -> tensor<13x4xf32>
   %c = pd.concat %r, %t {axis = 0 : i64} : (tensor<6x4xf32>, tensor<7x4xf32>) -> tensor<13x4xf32>
-  // CHECK: pd.equal %{{.+}}, %{{.+}} : tensor<2x3xi64>, tensor<i64> -> tensor<2x3xi1>
+  // CHECK: pd.compare %{{.+}}, %{{.+}} {predicate = "eq"} : tensor<2x3xi64>, tensor<i64> -> tensor<2x3xi1>
   %zero = pd.constant dense<0> : tensor<i64>
-  %m = pd.equal %i, %zero : tensor<2x3xi64>, tensor<i64> -> tensor<2x3xi1>
+  %m = pd.compare %i, %zero {predicate = "eq"} : tensor<2x3xi64>, tensor<i64> -> tensor<2x3xi1>
   // CHECK: pd.cast %{{.+}} : tensor<2x3xi64> -> tensor<2x3xf32>
   %f = pd.cast %i : tensor<2x3xi64> -> tensor<2x3xf32>
   // CHECK: pd.where %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x3x1xi1>, tensor<2x3x1xf32>, tensor<1x4xf32> -> tensor<2x3x4xf32>
