@@ -5,14 +5,15 @@
 // has an evaluator, so the causal and padding masks, position ids and shape
 // arithmetic that exporters build from buffers cost nothing at run time.
 // Evaluators cover elementwise arithmetic, comparisons and logic, unary
-// math, Cast, Where, Min/Max/Sum/Mean, Trilu, GatherElements and Expand on
-// f32, i64, i32 and bool. Data-movement ops (Gather, Concat, Slice, Reshape,
-// Squeeze, Unsqueeze, Transpose) fold through their pd ops' folders, and
+// math, Cast, Where, Min/Max/Sum/Mean, Trilu, GatherElements, GatherND,
+// CumSum, Transpose and Expand on f32, f64 (DOUBLE: constants only), i64,
+// i32 and bool. Other data-movement ops (Gather, Concat, Slice, Reshape,
+// Squeeze, Unsqueeze) fold through their pd ops' folders, and
 // Shape, Size, Range and ConstantOfShape build constants in their handlers
 // (ONNXOpsShape.cpp).
 //
-// Elements are held as int64 or double; an f32 result is rounded to float
-// after every op, as a float32 kernel would compute it.
+// Elements are held as int64 or double; an f32 result is computed in float
+// (or rounded to float after every op), as a float32 kernel would compute it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,14 +28,15 @@ using namespace mlir::pd::detail;
 namespace {
 
 /// A constant tensor as the evaluators see it: row-major elements as
-/// doubles (f32) or int64 (i64, i32, bool as 0/1).
+/// doubles (f32, f64) or int64 (i64, i32, bool as 0/1).
 struct HostTensor {
   SmallVector<int64_t> shape;
   Type elem;
   std::vector<double> floats;
   std::vector<int64_t> ints;
 
-  bool isFloat() const { return elem.isF32(); }
+  bool isFloat() const { return isa<FloatType>(elem); }
+  bool isDouble() const { return elem.isF64(); }
   bool isBool() const { return elem.isInteger(1); }
   int64_t numel() const {
     int64_t n = 1;
@@ -50,7 +52,10 @@ HostTensor fromAttr(DenseElementsAttr attr) {
   t.shape.assign(attr.getType().getShape().begin(),
                  attr.getType().getShape().end());
   t.elem = attr.getElementType();
-  if (t.isFloat())
+  if (t.isDouble())
+    for (double v : attr.getValues<double>())
+      t.floats.push_back(v);
+  else if (t.isFloat())
     for (float v : attr.getValues<float>())
       t.floats.push_back(v);
   else if (t.isBool())
@@ -64,6 +69,8 @@ HostTensor fromAttr(DenseElementsAttr attr) {
 
 DenseElementsAttr toAttr(const HostTensor &t) {
   auto type = RankedTensorType::get(t.shape, t.elem);
+  if (t.isDouble())
+    return DenseElementsAttr::get(type, ArrayRef<double>(t.floats));
   if (t.isFloat()) {
     SmallVector<float> v(t.floats.begin(), t.floats.end());
     return DenseElementsAttr::get(type, ArrayRef<float>(v));
@@ -93,10 +100,15 @@ HostTensor makeTensor(ArrayRef<int64_t> shape, Type elem) {
   return t;
 }
 
+/// `v` rounded to the float element type of `t` (f32 or f64).
+double roundTo(const HostTensor &t, double v) {
+  return t.isDouble() ? v : (double)(float)v;
+}
+
 /// Stores `v` at `k`, rounded to the tensor's element type.
 void store(HostTensor &t, int64_t k, double v) {
   if (t.isFloat())
-    t.floats[k] = (float)v;
+    t.floats[k] = roundTo(t, v);
   else if (t.isBool())
     t.ints[k] = v != 0.0;
   else if (t.elem.isInteger(32))
@@ -193,8 +205,9 @@ FailureOr<int64_t> intArith(StringRef op, int64_t a, int64_t b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
-double floatArith(StringRef op, double a, double b, bool fmodMode) {
-  float x = (float)a, y = (float)b;
+/// Float arithmetic of `op` in T (float for f32, double for f64).
+template <typename T>
+T floatArith(StringRef op, T x, T y, bool fmodMode) {
   if (op == "Add")
     return x + y;
   if (op == "Sub")
@@ -205,7 +218,7 @@ double floatArith(StringRef op, double a, double b, bool fmodMode) {
     return x / y;
   if (op == "Pow")
     return std::pow(x, y);
-  float r = std::fmod(x, y);
+  T r = std::fmod(x, y);
   return (!fmodMode && r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
 }
 
@@ -224,8 +237,10 @@ EvalResult evalArith(NodeBinder &b, ArrayRef<HostTensor> in) {
   bool divByZero = false;
   forEachBroadcast(*shape, in, [&](int64_t k, ArrayRef<int64_t> at) {
     if (out.isFloat()) {
-      out.floats[k] = (float)floatArith(op, in[0].floats[at[0]],
-                                        in[1].real(at[1]), fmodMode);
+      double x = in[0].floats[at[0]], y = in[1].real(at[1]);
+      out.floats[k] = out.isDouble()
+                          ? floatArith<double>(op, x, y, fmodMode)
+                          : floatArith<float>(op, x, y, fmodMode);
       return;
     }
     int64_t rhs = in[1].isFloat() ? (int64_t)in[1].floats[at[1]] : in[1].ints[at[1]];
@@ -281,14 +296,14 @@ EvalResult evalVariadic(NodeBinder &b, ArrayRef<HostTensor> in) {
   HostTensor out = makeTensor(*shape, in[0].elem);
   forEachBroadcast(*shape, in, [&](int64_t k, ArrayRef<int64_t> at) {
     if (out.isFloat()) {
-      float acc = (float)in[0].floats[at[0]];
+      double acc = in[0].floats[at[0]];
       for (unsigned i = 1; i < in.size(); ++i) {
-        float v = (float)in[i].floats[at[i]];
+        double v = in[i].floats[at[i]];
         acc = std::isnan(acc) || std::isnan(v) ? NAN
               : op == "Min" ? std::min(acc, v) : op == "Max" ? std::max(acc, v)
-              : acc + v;
+              : roundTo(out, acc + v);
       }
-      out.floats[k] = op == "Mean" ? acc / (float)in.size() : acc;
+      out.floats[k] = op == "Mean" ? roundTo(out, acc / in.size()) : acc;
       return;
     }
     int64_t acc = in[0].ints[at[0]];
@@ -302,27 +317,40 @@ EvalResult evalVariadic(NodeBinder &b, ArrayRef<HostTensor> in) {
   return std::optional<HostTensor>(std::move(out));
 }
 
-/// One element of a unary float op; nullopt for an op it does not know.
-std::optional<double> unaryFloat(StringRef op, float x) {
-  static const llvm::StringMap<float (*)(float)> kFns = {
-      {"Sqrt", [](float v) { return std::sqrt(v); }},
-      {"Exp", [](float v) { return std::exp(v); }},
-      {"Log", [](float v) { return std::log(v); }},
-      {"Cos", [](float v) { return std::cos(v); }},
-      {"Sin", [](float v) { return std::sin(v); }},
-      {"Tanh", [](float v) { return std::tanh(v); }},
-      {"Erf", [](float v) { return std::erf(v); }},
-      {"Floor", [](float v) { return std::floor(v); }},
-      {"Ceil", [](float v) { return std::ceil(v); }},
-      {"Round", [](float v) { return std::nearbyint(v); }},
-      {"Reciprocal", [](float v) { return 1.0f / v; }},
-      {"Sigmoid", [](float v) { return 1.0f / (1.0f + std::exp(-v)); }},
-      {"Relu", [](float v) { return v > 0.0f ? v : 0.0f; }},
+/// The unary float ops in T (float for f32, double for f64).
+template <typename T>
+const llvm::StringMap<T (*)(T)> &unaryFloatFns() {
+  static const llvm::StringMap<T (*)(T)> kFns = {
+      {"Sqrt", [](T v) { return std::sqrt(v); }},
+      {"Exp", [](T v) { return std::exp(v); }},
+      {"Log", [](T v) { return std::log(v); }},
+      {"Cos", [](T v) { return std::cos(v); }},
+      {"Sin", [](T v) { return std::sin(v); }},
+      {"Tanh", [](T v) { return std::tanh(v); }},
+      {"Erf", [](T v) { return std::erf(v); }},
+      {"Floor", [](T v) { return std::floor(v); }},
+      {"Ceil", [](T v) { return std::ceil(v); }},
+      {"Round", [](T v) { return std::nearbyint(v); }},
+      {"Reciprocal", [](T v) { return T(1) / v; }},
+      {"Sigmoid", [](T v) { return T(1) / (T(1) + std::exp(-v)); }},
+      {"Relu", [](T v) { return v > T(0) ? v : T(0); }},
   };
-  auto it = kFns.find(op);
-  if (it == kFns.end())
+  return kFns;
+}
+
+/// One element of a unary float op computed in the element type;
+/// nullopt for an op it does not know.
+std::optional<double> unaryFloat(StringRef op, double x, bool isDouble) {
+  if (isDouble) {
+    auto it = unaryFloatFns<double>().find(op);
+    if (it == unaryFloatFns<double>().end())
+      return std::nullopt;
+    return it->second(x);
+  }
+  auto it = unaryFloatFns<float>().find(op);
+  if (it == unaryFloatFns<float>().end())
     return std::nullopt;
-  return it->second(x);
+  return it->second((float)x);
 }
 
 /// Neg, Abs, Sign (numbers), Not (bool), IsNaN, IsInf (f32 to bool) and the
@@ -335,6 +363,10 @@ EvalResult evalUnary(NodeBinder &b, ArrayRef<HostTensor> in) {
   bool toBool = op == "IsNaN" || op == "IsInf";
   if ((op == "Not") != x.isBool() || (toBool && !x.isFloat()))
     return notFolded();
+  int64_t positive = 1, negative = 1;
+  if (op == "IsInf" && (b.attr(positive, "detect_positive", 1) ||
+                        b.attr(negative, "detect_negative", 1)))
+    return failure();
   HostTensor out = makeTensor(x.shape, toBool ? b.builder().getI1Type() : x.elem);
   for (int64_t k = 0; k < x.numel(); ++k) {
     if (op == "Not") {
@@ -345,16 +377,18 @@ EvalResult evalUnary(NodeBinder &b, ArrayRef<HostTensor> in) {
         return notFolded();
       out.ints[k] = op == "Neg" ? -v : op == "Abs" ? std::abs(v) : (v > 0) - (v < 0);
     } else if (toBool) {
-      out.ints[k] = op == "IsNaN" ? std::isnan(x.floats[k]) : std::isinf(x.floats[k]);
+      double v = x.floats[k];
+      out.ints[k] = op == "IsNaN" ? std::isnan(v)
+                                  : std::isinf(v) && (v > 0 ? positive : negative);
     } else if (op == "Neg" || op == "Abs" || op == "Sign") {
       double v = x.floats[k];
       out.floats[k] = op == "Neg" ? -v : op == "Abs" ? std::fabs(v)
                                                      : (double)((v > 0) - (v < 0));
     } else {
-      std::optional<double> v = unaryFloat(op, (float)x.floats[k]);
+      std::optional<double> v = unaryFloat(op, x.floats[k], x.isDouble());
       if (!v)
         return notFolded();
-      out.floats[k] = (float)*v;
+      out.floats[k] = *v;
     }
   }
   return std::optional<HostTensor>(std::move(out));
@@ -388,7 +422,7 @@ HostTensor castTo(const HostTensor &x, Type elem) {
       store(out, k, out.isFloat() || out.isBool() ? x.floats[k]
                                                   : std::trunc(x.floats[k]));
     else if (out.isFloat())
-      out.floats[k] = (float)x.ints[k];
+      out.floats[k] = roundTo(out, (double)x.ints[k]);
     else if (out.isBool())
       out.ints[k] = x.ints[k] != 0;
     else
@@ -508,6 +542,143 @@ EvalResult evalExpand(NodeBinder &b, ArrayRef<HostTensor> in) {
   return std::optional<HostTensor>(std::move(out));
 }
 
+/// CumSum (11, 14): running sums along the constant axis (input 1),
+/// `exclusive` leaving out the element itself, `reverse` running backwards.
+EvalResult evalCumSum(NodeBinder &b, ArrayRef<HostTensor> in) {
+  if (in.size() != 2 || in[0].isBool() || in[1].isFloat() ||
+      in[1].numel() != 1)
+    return notFolded();
+  const HostTensor &x = in[0];
+  int64_t exclusive, reverse, rank = x.shape.size();
+  if (b.attr(exclusive, "exclusive", 0) || b.attr(reverse, "reverse", 0))
+    return failure();
+  auto axes = b.normalizeAxes({in[1].ints[0]}, std::max<int64_t>(rank, 1));
+  if (failed(axes))
+    return failure();
+  int64_t axis = (*axes)[0], len = rank ? x.shape[axis] : 1, inner = 1;
+  for (int64_t d = axis + 1; d < rank; ++d)
+    inner *= x.shape[d];
+  HostTensor out = makeTensor(x.shape, x.elem);
+  int64_t outer = len ? x.numel() / (len * inner) : 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double facc = 0.0;
+      int64_t iacc = 0;
+      auto put = [&](int64_t k) {
+        if (out.isFloat())
+          out.floats[k] = facc;
+        else
+          out.ints[k] = iacc;
+      };
+      for (int64_t j = 0; j < len; ++j) {
+        int64_t k = (o * len + (reverse ? len - 1 - j : j)) * inner + i;
+        if (exclusive)
+          put(k);
+        if (x.isFloat())
+          facc = roundTo(out, facc + x.floats[k]);
+        else
+          iacc += x.ints[k];
+        if (!exclusive)
+          put(k);
+      }
+    }
+  if (out.elem.isInteger(32))
+    for (int64_t &v : out.ints)
+      v = (int32_t)v;
+  return std::optional<HostTensor>(std::move(out));
+}
+
+/// GatherND (11, 12, 13): index tuples of length q = indices.shape[-1]
+/// address data after its first `batch_dims` axes; each tuple reads the
+/// slice of data's remaining axes (negative indices count from the end).
+EvalResult evalGatherND(NodeBinder &b, ArrayRef<HostTensor> in) {
+  if (in.size() != 2 || in[1].isFloat() || in[1].isBool())
+    return notFolded();
+  const HostTensor &data = in[0], &idx = in[1];
+  int64_t batchDims, r = data.shape.size(), q = idx.shape.size();
+  if (b.attr(batchDims, "batch_dims", 0))
+    return failure();
+  if (q < 1 || batchDims < 0 || batchDims >= std::min(r, q) ||
+      idx.shape.back() < 1 || idx.shape.back() > r - batchDims ||
+      !llvm::equal(ArrayRef<int64_t>(data.shape).take_front(batchDims),
+                   ArrayRef<int64_t>(idx.shape).take_front(batchDims)))
+    return b.emitError() << "indices of shape " << shapeString(idx.shape)
+                         << " do not address data of shape "
+                         << shapeString(data.shape) << " with batch_dims "
+                         << batchDims;
+  int64_t tuple = idx.shape.back(), batch = 1, slice = 1;
+  for (int64_t d = 0; d < batchDims; ++d)
+    batch *= data.shape[d];
+  for (int64_t d = batchDims + tuple; d < r; ++d)
+    slice *= data.shape[d];
+  SmallVector<int64_t> shape(idx.shape.begin(), idx.shape.end() - 1);
+  shape.append(data.shape.begin() + batchDims + tuple, data.shape.end());
+  HostTensor out = makeTensor(shape, data.elem);
+  int64_t perBatch = batch ? idx.numel() / tuple / batch : 0;
+  int64_t dataPerBatch = batch ? data.numel() / batch : 0;
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t t = 0; t < perBatch; ++t) {
+      int64_t offset = 0;
+      for (int64_t j = 0; j < tuple; ++j) {
+        int64_t dim = data.shape[batchDims + j];
+        int64_t v = idx.ints[(n * perBatch + t) * tuple + j];
+        if (v < -dim || v >= dim)
+          return b.emitError() << "index " << v << " is out of range for "
+                               << "axis " << batchDims + j << " of size "
+                               << dim;
+        offset = offset * dim + (v < 0 ? v + dim : v);
+      }
+      for (int64_t e = 0; e < slice; ++e) {
+        int64_t from = n * dataPerBatch + offset * slice + e;
+        int64_t to = (n * perBatch + t) * slice + e;
+        if (out.isFloat())
+          out.floats[to] = data.floats[from];
+        else
+          out.ints[to] = data.ints[from];
+      }
+    }
+  return std::optional<HostTensor>(std::move(out));
+}
+
+/// Transpose (1, 13) by `perm` (default: reversed axes); a bad perm is left
+/// to the handler to report.
+EvalResult evalTranspose(NodeBinder &b, ArrayRef<HostTensor> in) {
+  if (in.size() != 1)
+    return notFolded();
+  const HostTensor &x = in[0];
+  int64_t rank = x.shape.size();
+  SmallVector<int64_t> perm;
+  if (b.attr(perm, "perm"))
+    return failure();
+  if (perm.empty())
+    for (int64_t d = rank - 1; d >= 0; --d)
+      perm.push_back(d);
+  SmallVector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if ((int64_t)perm.size() != rank || p < 0 || p >= rank || seen[p])
+      return notFolded();
+    seen[p] = true;
+  }
+  SmallVector<int64_t> shape, inStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    inStrides[d] = inStrides[d + 1] * x.shape[d + 1];
+  for (int64_t p : perm)
+    shape.push_back(x.shape[p]);
+  HostTensor out = makeTensor(shape, x.elem);
+  for (int64_t k = 0; k < out.numel(); ++k) {
+    int64_t rest = k, from = 0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      from += (rest % shape[d]) * inStrides[perm[d]];
+      rest /= shape[d];
+    }
+    if (out.isFloat())
+      out.floats[k] = x.floats[from];
+    else
+      out.ints[k] = x.ints[from];
+  }
+  return std::optional<HostTensor>(std::move(out));
+}
+
 const llvm::StringMap<EvalFn> &evaluators() {
   static const llvm::StringMap<EvalFn> kEvaluators = [] {
     llvm::StringMap<EvalFn> m;
@@ -528,6 +699,9 @@ const llvm::StringMap<EvalFn> &evaluators() {
     m["Trilu"] = evalTrilu;
     m["GatherElements"] = evalGatherElements;
     m["Expand"] = evalExpand;
+    m["CumSum"] = evalCumSum;
+    m["GatherND"] = evalGatherND;
+    m["Transpose"] = evalTranspose;
     return m;
   }();
   return kEvaluators;

@@ -91,7 +91,8 @@ std::optional<LogicalResult> foldConstantNode(NodeBinder &binder);
 /// Maps an ONNX TensorProto data type to f32, i64 or i32; null otherwise.
 Type convertElementType(int32_t dataType, MLIRContext *ctx);
 
-/// Like convertElementType, and also maps BOOL to i1 (masks, constants).
+/// Like convertElementType, and also maps BOOL to i1 (masks, constants) and
+/// DOUBLE to f64 (constant subgraphs only: the folder computes in double).
 Type convertConstantElementType(int32_t dataType, MLIRContext *ctx);
 
 /// The ONNX spelling of a data type ("FLOAT", "INT64", ...).
@@ -279,6 +280,7 @@ private:
   void createParam(SymbolTable &symbols, func::FuncOp main, StringRef name,
                    const onnx::TensorProto &init, StringRef initFrom);
   bool isBuffer(StringRef name);
+  bool isExportedBuffer(StringRef name);
   bool isScalarConstant(const onnx::TensorProto &init);
   void detectFoldedExport();
   void warnAboutFoldedExport();

@@ -12,6 +12,9 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
 using namespace mlir;
 using namespace mlir::pd;
 using namespace mlir::pd::detail;
@@ -58,6 +61,58 @@ bool GraphImporter::isBuffer(StringRef name) {
   return true;
 }
 
+/// The `metadata_props` entries of a ValueInfoProto (field 4, ONNX 1.16;
+/// torch's dynamo exporter writes them). Read from the wire format so that
+/// the field is found whether the ONNX headers know it or keep it as an
+/// unknown field (Debian's libonnx 1.12 does).
+static llvm::StringMap<std::string>
+valueMetadata(const onnx::ValueInfoProto &info) {
+  namespace pb = google::protobuf;
+  using WFL = pb::internal::WireFormatLite;
+  llvm::StringMap<std::string> entries;
+  std::string bytes = info.SerializeAsString();
+  pb::io::CodedInputStream in(
+      reinterpret_cast<const uint8_t *>(bytes.data()), (int)bytes.size());
+  while (uint32_t tag = in.ReadTag()) {
+    std::string entry;
+    if (WFL::GetTagFieldNumber(tag) != 4 ||
+        WFL::GetTagWireType(tag) != WFL::WIRETYPE_LENGTH_DELIMITED) {
+      if (!WFL::SkipField(&in, tag))
+        break;
+      continue;
+    }
+    uint32_t length;
+    onnx::StringStringEntryProto kv;
+    if (!in.ReadVarint32(&length) || !in.ReadString(&entry, (int)length))
+      break;
+    if (kv.ParseFromString(entry))
+      entries[kv.key()] = kv.value();
+  }
+  return entries;
+}
+
+/// Whether the exporter marked initializer `name` as a buffer: torch's
+/// dynamo exporter annotates the value_info of every lifted parameter and
+/// buffer with its torch.export input kind (PARAMETER, BUFFER,
+/// CONSTANT_TENSOR). A buffer (Llama's rotary `inv_freq`, BatchNorm's
+/// running statistics) is not trained even where it reaches the loss
+/// through differentiable ops.
+bool GraphImporter::isExportedBuffer(StringRef name) {
+  auto check = [&](const auto &infos) -> std::optional<bool> {
+    for (const onnx::ValueInfoProto &info : infos)
+      if (info.name() == name) {
+        auto entries = valueMetadata(info);
+        auto it = entries.find("pkg.torch.export.graph_signature.InputSpec.kind");
+        if (it != entries.end())
+          return it->second == "BUFFER" || it->second == "CONSTANT_TENSOR";
+      }
+    return std::nullopt;
+  };
+  if (auto kind = check(model.graph().value_info()))
+    return *kind;
+  return check(model.graph().input()).value_or(false);
+}
+
 /// Whether the rank-0 float initializer `init` of a model folded by torch
 /// 2's ONNX optimizer (detectFoldedExport) is one of the literals it folded
 /// (GELU's 0.5 and sqrt(2), the attention scale, the -inf of a masked
@@ -95,7 +150,8 @@ bool GraphImporter::isScalarConstant(const onnx::TensorProto &init) {
 }
 
 /// Float initializers become parameters (their bytes are never read) unless
-/// they are buffers (isBuffer) or scalar literals (isScalarConstant); those,
+/// they are buffers (isBuffer, isExportedBuffer) or scalar literals
+/// (isScalarConstant); those,
 /// integer and BOOL initializers are remembered and materialised as
 /// pd.constant on first use.
 LogicalResult GraphImporter::importInitializers(ModuleOp module,
@@ -111,7 +167,8 @@ LogicalResult GraphImporter::importInitializers(ModuleOp module,
         init.data_type() == onnx::TensorProto::INT32 ||
         init.data_type() == onnx::TensorProto::BOOL ||
         (init.data_type() == onnx::TensorProto::FLOAT &&
-         (isBuffer(init.name()) || isScalarConstant(init)))) {
+         (isBuffer(init.name()) || isExportedBuffer(init.name()) ||
+          isScalarConstant(init)))) {
       constantInitializers[init.name()] = &init;
       continue;
     }

@@ -5,10 +5,12 @@
 // pending transpose that MatMul/Gemm fold into their flags (torch exports
 // bias-free nn.Linear as Transpose + MatMul) and other transposes become
 // pd.transpose; Reshape, Flatten, Squeeze and Unsqueeze become pd.reshape;
-// Gather becomes pd.gather (the embedding lookup on axis 0), Expand
+// Gather becomes pd.gather (the embedding lookup on axis 0), GatherND with
+// constant indices a pd.gather of rows, Expand
 // pd.broadcast_to, Slice and Split pd.slice, Concat pd.concat, Where
 // pd.where, GatherElements pd.gather_elements, Trilu a pd.where with a
 // constant triangle; comparisons and logic become pd.compare, Not pd.not,
+// IsNaN and IsInf pd.compare against the input itself or infinities,
 // Cast and CastLike pd.cast. Integer and bool tensors (labels, token ids,
 // masks) move through all of them. Every op here folds on constant inputs
 // (shape computations; see ConstantFolding.cpp and ONNXOpsShape.cpp).
@@ -16,6 +18,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ImporterImpl.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::pd;
@@ -48,6 +52,8 @@ static LogicalResult importTranspose(NodeBinder &b) {
     input.transposed = !input.transposed;
     return b.setResult(0, input);
   }
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, rank)))
+    return b.setResult(0, input);
   Value value;
   if (b.operand(value, 0))
     return failure();
@@ -65,6 +71,11 @@ static LogicalResult importTranspose(NodeBinder &b) {
       b.loc(), RankedTensorType::get(out, elem), value,
       b.builder().getDenseI64ArrayAttr(perm));
   return b.setResult(0, result);
+}
+
+/// The shape of a ranked tensor value.
+static ArrayRef<int64_t> shapeOfValue(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
 }
 
 /// Reshapes input 0 to `shape` (a pd.reshape unless the shape is equal).
@@ -225,6 +236,70 @@ static LogicalResult importGather(NodeBinder &b) {
   return b.setResult(0, result);
 }
 
+/// GatherND (11, 12, 13) of a run-time tensor by constant indices (the
+/// exporters' mask lookups): each index tuple becomes one flat row index
+/// into data viewed as [rows, slice], so the op is pd.reshape, pd.gather on
+/// axis 0 (any element type; scatter-add gradient for floats) and
+/// pd.reshape. Constant data was folded by foldConstantNode.
+static LogicalResult importGatherND(NodeBinder &b) {
+  Value data;
+  int64_t batchDims;
+  if (b.expectOutputs(1) || b.operand(data, 0) ||
+      b.attr(batchDims, "batch_dims", 0))
+    return failure();
+  FailureOr<DenseElementsAttr> indices = b.constantInput(1);
+  if (failed(indices))
+    return failure();
+  if (!*indices || !indices->getElementType().isInteger(64))
+    return b.emitError() << "indices '" << b.inputName(1)
+                         << "' must be a compile-time int64 constant";
+  ArrayRef<int64_t> dataShape = shapeOfValue(data);
+  ArrayRef<int64_t> idxShape = indices->getType().getShape();
+  int64_t r = dataShape.size(), q = idxShape.size();
+  if (q < 1 || batchDims < 0 || batchDims >= std::min(r, q) ||
+      idxShape.back() < 1 || idxShape.back() > r - batchDims ||
+      dataShape.take_front(batchDims) != idxShape.take_front(batchDims))
+    return b.emitError() << "indices of shape " << shapeString(idxShape)
+                         << " do not address data of shape "
+                         << shapeString(dataShape) << " with batch_dims "
+                         << batchDims;
+  int64_t tuple = idxShape.back(), batch = 1, rowsPerBatch = 1, slice = 1;
+  for (int64_t d = 0; d < batchDims; ++d)
+    batch *= dataShape[d];
+  for (int64_t d = batchDims; d < batchDims + tuple; ++d)
+    rowsPerBatch *= dataShape[d];
+  for (int64_t d = batchDims + tuple; d < r; ++d)
+    slice *= dataShape[d];
+  SmallVector<int64_t> flat, values(indices->getValues<int64_t>());
+  int64_t perBatch = batch ? (int64_t)values.size() / tuple / batch : 0;
+  for (int64_t t = 0; t < (int64_t)values.size() / tuple; ++t) {
+    int64_t row = 0;
+    for (int64_t j = 0; j < tuple; ++j) {
+      int64_t dim = dataShape[batchDims + j], v = values[t * tuple + j];
+      if (v < -dim || v >= dim)
+        return b.emitError() << "index " << v << " is out of range for axis "
+                             << batchDims + j << " of size " << dim;
+      row = row * dim + (v < 0 ? v + dim : v);
+    }
+    flat.push_back((t / perBatch) * rowsPerBatch + row);
+  }
+  OpBuilder &builder = b.builder();
+  Type elem = cast<RankedTensorType>(data.getType()).getElementType();
+  Value rows = builder.createOrFold<ReshapeOp>(
+      b.loc(), RankedTensorType::get({batch * rowsPerBatch, slice}, elem),
+      data);
+  auto idxType = RankedTensorType::get({(int64_t)flat.size()},
+                                       builder.getI64Type());
+  Value idx = builder.create<ConstantOp>(
+      b.loc(), DenseElementsAttr::get(idxType, ArrayRef<int64_t>(flat)));
+  Value gathered = builder.create<GatherOp>(
+      b.loc(), RankedTensorType::get({(int64_t)flat.size(), slice}, elem),
+      rows, idx, builder.getI64IntegerAttr(0));
+  SmallVector<int64_t> shape(idxShape.drop_back());
+  shape.append(dataShape.begin() + batchDims + tuple, dataShape.end());
+  return reshapeTo(b, gathered, shape);
+}
+
 /// Expand (8, 13): broadcasts the input with the constant `shape` input
 /// (numpy rules in both directions) as pd.broadcast_to, folded on
 /// constants and dropped when the shape does not change.
@@ -277,7 +352,8 @@ static FailureOr<DenseElementsAttr> constantValue(NodeBinder &b) {
     const onnx::TensorProto &tensor = attr->t();
     if (tensor.data_type() == onnx::TensorProto::BOOL)
       return boolConstant(b, tensor);
-    Type elementType = convertElementType(tensor.data_type(), b.context());
+    Type elementType =
+        convertConstantElementType(tensor.data_type(), b.context());
     if (!elementType)
       return b.emitError() << "constant of element type "
                            << dataTypeName(tensor.data_type())
@@ -320,11 +396,6 @@ static LogicalResult importConstant(NodeBinder &b) {
     return failure();
   Value result = b.builder().create<ConstantOp>(b.loc(), *value);
   return b.setResult(0, result);
-}
-
-/// The shape of a ranked tensor value.
-static ArrayRef<int64_t> shapeOfValue(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
 }
 
 /// Reads an optional constant integer input exactly (INT64_MAX ends stay
@@ -567,6 +638,53 @@ static LogicalResult importNot(NodeBinder &b) {
   return b.setResult(0, b.builder().create<NotOp>(b.loc(), input));
 }
 
+/// IsNaN (9, 13, 20) of a run-time float tensor: x != x, as pd.not of
+/// pd.compare eq.
+static LogicalResult importIsNaN(NodeBinder &b) {
+  Value input;
+  if (b.expectOutputs(1) || b.f32Operand(input, 0))
+    return failure();
+  OpBuilder &builder = b.builder();
+  auto type = RankedTensorType::get(shapeOfValue(input), builder.getI1Type());
+  Value equal = builder.create<CompareOp>(b.loc(), type, input, input,
+                                          builder.getStringAttr(kEq));
+  return b.setResult(0, builder.create<NotOp>(b.loc(), equal));
+}
+
+/// IsInf (10, 20) of a run-time float tensor: x == +inf (detect_positive)
+/// or x == -inf (detect_negative), as pd.compare against scalar constants.
+static LogicalResult importIsInf(NodeBinder &b) {
+  Value input;
+  int64_t positive, negative;
+  if (b.expectOutputs(1) || b.f32Operand(input, 0) ||
+      b.attr(positive, "detect_positive", 1) ||
+      b.attr(negative, "detect_negative", 1))
+    return failure();
+  OpBuilder &builder = b.builder();
+  auto type = RankedTensorType::get(shapeOfValue(input), builder.getI1Type());
+  auto scalar = RankedTensorType::get({}, builder.getF32Type());
+  auto equalTo = [&](float v) -> Value {
+    Value c = builder.create<ConstantOp>(b.loc(),
+                                         DenseElementsAttr::get(scalar, v));
+    return builder.create<CompareOp>(b.loc(), type, input, c,
+                                     builder.getStringAttr(kEq));
+  };
+  Value result;
+  if (positive)
+    result = equalTo(INFINITY);
+  if (negative) {
+    Value neg = equalTo(-INFINITY);
+    result = result ? builder.create<CompareOp>(b.loc(), type, result, neg,
+                                                builder.getStringAttr(kOr))
+                          .getResult()
+                    : neg;
+  }
+  if (!result) // Neither sign is detected: all false.
+    result = builder.create<ConstantOp>(
+        b.loc(), DenseElementsAttr::get(type, false));
+  return b.setResult(0, result);
+}
+
 /// Binds output 0 to `input` cast to `elem`: identity when the type does
 /// not change, folded on constants, a copy kernel on run-time tensors.
 static LogicalResult castTo(NodeBinder &b, Value input, Type elem) {
@@ -655,9 +773,12 @@ static LogicalResult importCast(NodeBinder &b) {
   if (b.expectOutputs(1) || b.operand(input, 0) || b.attr(to, "to", 0))
     return failure();
   Type elem = convertConstantElementType((int32_t)to, b.context());
-  if (!elem)
+  if (!elem || elem.isF64())
     return b.emitError() << "cast to " << dataTypeName((int32_t)to)
-                         << " is not supported";
+                         << " is not supported"
+                         << (elem ? " on run-time tensors (only in constant "
+                                    "subgraphs)"
+                                  : "");
   return castTo(b, input, elem);
 }
 
@@ -744,6 +865,9 @@ void mlir::pd::detail::registerTensorHandlers(HandlerTable &table) {
   table["Or"] = {7, importCompare<kOr>};
   table["Xor"] = {7, importCompare<kXor>};
   table["Not"] = {1, importNot};
+  table["IsNaN"] = {9, importIsNaN};
+  table["GatherND"] = {11, importGatherND};
+  table["IsInf"] = {10, importIsInf};
   table["GatherElements"] = {11, importGatherElements};
   table["Trilu"] = {14, importTrilu};
   table["Cast"] = {6, importCast};

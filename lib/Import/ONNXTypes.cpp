@@ -30,6 +30,8 @@ Type mlir::pd::detail::convertConstantElementType(int32_t dataType,
                                                   MLIRContext *ctx) {
   if (dataType == onnx::TensorProto::BOOL)
     return IntegerType::get(ctx, 1);
+  if (dataType == onnx::TensorProto::DOUBLE)
+    return Float64Type::get(ctx);
   return convertElementType(dataType, ctx);
 }
 
@@ -130,6 +132,13 @@ mlir::pd::detail::readTensorData(const onnx::TensorProto &tensor,
     if (failed(data))
       return failure();
     return DenseElementsAttr::get(type, ArrayRef<float>(*data));
+  }
+  case onnx::TensorProto::DOUBLE: {
+    auto data =
+        readElements<double>(tensor, tensor.double_data(), count, emitError);
+    if (failed(data))
+      return failure();
+    return DenseElementsAttr::get(type, ArrayRef<double>(*data));
   }
   case onnx::TensorProto::INT64: {
     auto data =

@@ -67,6 +67,9 @@ def PD_F32Tensor : RankedTensorOf<[F32]>;
 def PD_IndexTensor : RankedTensorOf<[I64, I32]>;
 def PD_AnyTensor : RankedTensorOf<[F32, I64, I32, I1]>;
 def PD_BoolTensor : RankedTensorOf<[I1]>;
+// Constants may also be f64: exporters compute scales in DOUBLE and cast
+// them to FLOAT; the importer folds such chains, nothing else takes f64.
+def PD_ConstantTensor : RankedTensorOf<[F32, F64, I64, I32, I1]>;
 
 //===----------------------------------------------------------------------===//
 // Parameters, inputs and constants
@@ -158,7 +161,7 @@ def PD_ConstantOp : PD_Op<"constant", [Pure, ConstantLike,
     ```
   }];
   let arguments = (ins ElementsAttr:$value);
-  let results = (outs PD_AnyTensor:$result);
+  let results = (outs PD_ConstantTensor:$result);
   let assemblyFormat = "$value attr-dict";
   let hasFolder = 1;
 }

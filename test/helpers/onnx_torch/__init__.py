@@ -113,6 +113,54 @@ def scalar_literals(model):
             if t.data_type == onnx.TensorProto.FLOAT and not t.dims and literal(t.name)}
 
 
+def _varint(data, pos):
+    """Decodes the protobuf varint at data[pos]; returns (value, next pos)."""
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        value |= (byte & 0x7F) << shift
+        pos += 1
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def value_metadata(info):
+    """The metadata_props of a ValueInfoProto (field 4, ONNX 1.16), read
+    from its wire format: Debian's onnx 1.12 keeps the field as an unknown
+    one. Returns {key: value}."""
+    data, pos, out = info.SerializeToString(), 0, {}
+    while pos < len(data):
+        tag, pos = _varint(data, pos)
+        field, wire = tag >> 3, tag & 7
+        if wire == 0:
+            _, pos = _varint(data, pos)
+        elif wire == 1:
+            pos += 8
+        elif wire == 5:
+            pos += 4
+        elif wire == 2:
+            length, pos = _varint(data, pos)
+            if field == 4:
+                entry = onnx.StringStringEntryProto()
+                entry.ParseFromString(data[pos:pos + length])
+                out[entry.key] = entry.value
+            pos += length
+        else:
+            break
+    return out
+
+
+def exported_buffers(model):
+    """Initializers torch's dynamo exporter marked as buffers (torch.export
+    input kind BUFFER or CONSTANT_TENSOR): not trained, as in torch."""
+    key = "pkg.torch.export.graph_signature.InputSpec.kind"
+    inits = {t.name for t in model.graph.initializer}
+    return {vi.name for vi in list(model.graph.value_info) + list(model.graph.input)
+            if vi.name in inits and
+            value_metadata(vi).get(key) in ("BUFFER", "CONSTANT_TENSOR")}
+
+
 def model_opset(model):
     for o in model.opset_import:
         if o.domain in ("", "ai.onnx"):
@@ -143,7 +191,7 @@ class OnnxModule:
         self.state_names = self._state_names(graph)
         self.input_names = [i.name for i in graph.input
                             if i.name not in self.params]
-        self.literals = scalar_literals(self.model)
+        self.literals = scalar_literals(self.model) | exported_buffers(self.model)
         # A copy of a literal is a literal (pdc: a copy of a constant is one).
         self.literals |= {c for c, kept in self.copies.items() if kept in self.literals}
         self.loss_name = graph.output[0].name
@@ -180,7 +228,8 @@ class OnnxModule:
 
     def trainable(self):
         """The names of the floating-point initializers that are neither
-        state nor scalar literals (see scalar_literals): the weights."""
+        state nor scalar literals (see scalar_literals) nor exported
+        buffers (exported_buffers): the weights."""
         return [n for n, t in self.params.items()
                 if t.is_floating_point() and n not in self.state_names
                 and n not in self.literals]
