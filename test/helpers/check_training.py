@@ -4,7 +4,8 @@
 Compiles MODEL with pdc into a plan directory, trains it with PLAN/run
 (--save-onnx), trains the same model with torch_reference.py on the same
 batches, and compares every trained initializer (relative error
-max|a-b| / (max|b| + 1e-12) per tensor, the max over tensors must be <= --tol)
+max|a-b| / max(max|b|, 1e-6 max over tensors of max|b|) per tensor, the max
+over tensors must be <= --tol)
 and every printed step loss (within 10 * --tol, relative to max(|ref|, 1)).
 The saved state (BatchNormalization running statistics, updated by every
 forward) is also compared on its own, within --state-tol.
@@ -168,20 +169,30 @@ def parse_losses(stdout, steps):
     return [losses[s] for s in range(1, steps + 1)]
 
 
+# A tensor whose reference values stay below this fraction of the model's
+# largest weight holds round-off, not signal (an attention key bias: its
+# gradient is 0 in exact arithmetic, ~1e-12 in float32); its error is
+# measured against that floor instead of its own magnitude.
+ROUNDOFF_FLOOR = 1e-6
+
+
 def compare_weights(got, ref, tol, label, spread=None):
-    """Check every initializer of ref against got; print the max relative error.
-    With `spread` (torch's own float32 weights), a tensor also passes when its
-    error is within twice torch's float32 error against ref."""
+    """Check every initializer of ref against got; print the max relative
+    error, max|a-b| / max(max|b|, ROUNDOFF_FLOOR * the largest |b| of all
+    tensors). With `spread` (torch's own float32 weights), a tensor also
+    passes when its error is within twice torch's float32 error against
+    ref."""
     missing = sorted(set(ref) - set(got))
     if missing:
         raise CheckFailure(f"{label}: trained model lacks initializers {missing}")
     errors, forgiven = {}, set()
+    floor = ROUNDOFF_FLOOR * max(float(np.max(np.abs(w))) for w in ref.values())
     for name, want in ref.items():
         if got[name].shape != want.shape:
             raise CheckFailure(f"{label}: {name} has shape {got[name].shape}, "
                                f"expected {want.shape}")
-        errors[name] = torch_reference.max_relative_error({name: got[name]},
-                                                          {name: want})
+        scale = float(np.max(np.abs(want)))
+        errors[name] = float(np.max(np.abs(got[name] - want))) / max(scale, floor)
         if spread is not None and errors[name] > tol:
             own = torch_reference.max_relative_error({name: spread[name]},
                                                      {name: want})
