@@ -30,11 +30,6 @@ static int64_t product(ArrayRef<int64_t> dims) {
   return n;
 }
 
-/// pdrt_binary codes (runtime/include/pdrt/pdrt.h).
-enum : int32_t {
-  PDRT_DIV = 3, PDRT_BINARY_POW = 4, PDRT_BINARY_MIN = 5, PDRT_BINARY_MAX = 6
-};
-
 /// The pdrt_binary code of pd.div, pd.pow_broadcast, pd.min or pd.max.
 static int32_t binaryCode(Operation *op) {
   if (isa<DivOp>(op))
@@ -43,6 +38,17 @@ static int32_t binaryCode(Operation *op) {
     return PDRT_BINARY_MIN;
   return isa<MaxOp>(op) ? PDRT_BINARY_MAX : PDRT_BINARY_POW;
 }
+
+// The pd dialect numbers its unary math ops (PD_UnaryMathOp in PDOpsNN.td)
+// with the runtime's codes; the build checks the two tables agree.
+static_assert(NegOp::kKind == PDRT_NEG && SqrtOp::kKind == PDRT_SQRT &&
+                  ExpOp::kKind == PDRT_EXP && LogOp::kKind == PDRT_LOG &&
+                  ErfOp::kKind == PDRT_ERF && TanhOp::kKind == PDRT_TANH &&
+                  SigmoidOp::kKind == PDRT_SIGMOID &&
+                  ReciprocalOp::kKind == PDRT_RECIPROCAL &&
+                  PowOp::kPowKind == PDRT_POW && CosOp::kKind == PDRT_COS &&
+                  SinOp::kKind == PDRT_SIN,
+              "pd unary kinds differ from runtime/include/pdrt/pdrt_codes.h");
 
 /// Calls pdrt_unary for a unary math op of `kind`.
 static LogicalResult lowerUnary(StageLowering &L, Operation *op, int64_t kind,
@@ -105,7 +111,8 @@ std::optional<LogicalResult> mlir::pd::lowerNNOp(StageLowering &L,
             ReciprocalOp, CosOp, SinOp>(
           [&](auto u) { return lowerUnary(L, op, decltype(u)::kKind, 0.0f); })
       .Case<PowOp>([&](PowOp p) {
-        return lowerUnary(L, op, 8, p.getExponent().convertToFloat());
+        return lowerUnary(L, op, PowOp::kPowKind,
+                          p.getExponent().convertToFloat());
       })
       .Case<MinMaxGradOp>([&](MinMaxGradOp g) {
         Value desc = L.descriptor(makeDescriptor(

@@ -98,7 +98,7 @@ static LogicalResult lowerConcat(StageLowering &L, ConcatOp c) {
     SmallVector<Value> args{L.ctx(), L.address(in), L.address(c),
                             L.i64(numel(c)), L.i64(base),
                             L.descriptor(viewDescriptor(shapeOf(in), strides)),
-                            L.i32(0)};
+                            L.i32(PDRT_SCATTER_INTO)};
     if (!isFloat)
       args.push_back(L.i64(elementBytes(c)));
     L.call(isFloat ? "pdrt_scatter" : "pdrt_scatter_any", args);
@@ -163,18 +163,25 @@ static LogicalResult lowerGatherElementsGrad(StageLowering &L,
 static int32_t dtypeCode(Value v) {
   Type elem = cast<RankedTensorType>(v.getType()).getElementType();
   if (elem.isF32())
-    return 0;
+    return PDRT_DT_F32;
   if (elem.isInteger(64))
-    return 1;
-  return elem.isInteger(32) ? 2 : 3;
+    return PDRT_DT_I64;
+  return elem.isInteger(32) ? PDRT_DT_I32 : PDRT_DT_BOOL;
 }
 
 /// The pdrt_compare code (PDRT_CMP_* / PDRT_LOGIC_* of pdrt_tensor.h) of a
 /// predicate.
 static int32_t predicateCode(StringRef predicate) {
   return llvm::StringSwitch<int32_t>(predicate)
-      .Case("eq", 0).Case("lt", 1).Case("le", 2).Case("gt", 3).Case("ge", 4)
-      .Case("and", 5).Case("or", 6).Case("xor", 7).Default(-1);
+      .Case("eq", PDRT_CMP_EQ)
+      .Case("lt", PDRT_CMP_LT)
+      .Case("le", PDRT_CMP_LE)
+      .Case("gt", PDRT_CMP_GT)
+      .Case("ge", PDRT_CMP_GE)
+      .Case("and", PDRT_LOGIC_AND)
+      .Case("or", PDRT_LOGIC_OR)
+      .Case("xor", PDRT_LOGIC_XOR)
+      .Default(-1);
 }
 
 /// pdrt_compare with one broadcast descriptor for both operands.
@@ -266,7 +273,7 @@ std::optional<LogicalResult> mlir::pd::lowerTensorOp(StageLowering &L,
                {L.ctx(), L.address(sg.getGrad()), L.address(sg),
                 L.i64(numel(sg)), L.i64(base),
                 L.descriptor(viewDescriptor(shapeOf(sg.getGrad()), strides)),
-                L.i32(1)});
+                L.i32(PDRT_SCATTER_ZERO_FIRST)});
         return success();
       })
       .Case<ConcatOp>([&](ConcatOp c) { return lowerConcat(L, c); })

@@ -231,7 +231,9 @@ LogicalResult StageLowering::lowerOp(Operation *op) {
         return success();
       })
       .Case<AddOp, SubOp, MulOp>([&](auto bin) {
-        int code = isa<AddOp>(op) ? 0 : isa<SubOp>(op) ? 1 : 2;
+        int code = isa<AddOp>(op)   ? PDRT_ADD
+                   : isa<SubOp>(op) ? PDRT_SUB
+                                    : PDRT_MUL;
         Value desc = descriptor(makeDescriptor(
             shapeOf(bin), {shapeOf(bin.getLhs()), shapeOf(bin.getRhs())}));
         call("pdrt_binary", {ctx, i32(code), addr(bin.getLhs()),

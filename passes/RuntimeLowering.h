@@ -12,6 +12,7 @@
 
 #include "dialects/PD/IR/PDOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "pdrt/pdrt_codes.h"
 
 #include <optional>
 

@@ -59,11 +59,13 @@ static void collectOps(func::FuncOp fn, bool forward, StageInfo &info) {
           input.classes = loss.getLogits().getType().getDimSize(1);
       info.inputs.push_back(input);
     } else if (auto send = dyn_cast<SendOp>(op)) {
-      info.channels.push_back({send.getChannel(), send.getPeer(),
+      info.channels.push_back({(int64_t)send.getChannel(),
+                               (int64_t)send.getPeer(),
                                getTensorBytes(send.getValue().getType()), true,
                                forward});
     } else if (auto recv = dyn_cast<RecvOp>(op)) {
-      info.channels.push_back({recv.getChannel(), recv.getPeer(),
+      info.channels.push_back({(int64_t)recv.getChannel(),
+                               (int64_t)recv.getPeer(),
                                getTensorBytes(recv.getType()), false,
                                forward});
     } else if (isa<ReportLossOp>(op)) {

@@ -222,9 +222,6 @@ PD_UNARY_MATH(CosOp, 16)
 PD_UNARY_MATH(SinOp, 16)
 #undef PD_UNARY_MATH
 
-/// The pdrt_unary_grad code of pd.pow.
-static constexpr int64_t kPowKind = 8;
-
 LogicalResult PowOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                               SmallVectorImpl<Value> &operandGrads) {
   return unaryVJP(*this, b, resultGrads, operandGrads, kPowKind,

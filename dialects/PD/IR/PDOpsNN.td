@@ -128,6 +128,10 @@ def PD_PowOp : PD_Op<"pow", [Pure, SameOperandsAndResultType,
   let arguments = (ins PD_F32Tensor:$input, F32Attr:$exponent);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = "$input `,` $exponent attr-dict `:` type($result)";
+  let extraClassDeclaration = [{
+    /// The pdrt_unary kind code (the exponent is its `alpha`).
+    static constexpr int kPowKind = 8;
+  }];
 }
 
 def PD_UnaryGradOp : PD_Op<"unary_grad", [Pure, SameOperandsAndResultType,

@@ -20,6 +20,8 @@
 
 #include <stdint.h>
 
+#include "pdrt/pdrt_codes.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -60,12 +62,6 @@ void pd_stage_backward(pdrt_ctx *ctx, char *weights, char *grads, char *stash,
 void pdrt_matmul(pdrt_ctx *ctx, const float *a, const float *b, float *c,
                  int64_t m, int64_t n, int64_t k, int32_t trans_a,
                  int32_t trans_b, float alpha, float beta);
-
-/// Binary op codes of pdrt_binary.
-enum {
-  PDRT_ADD = 0, PDRT_SUB = 1, PDRT_MUL = 2, PDRT_DIV = 3, PDRT_BINARY_POW = 4,
-  PDRT_BINARY_MIN = 5, PDRT_BINARY_MAX = 6
-};
 
 /// out = a (op) b with numpy broadcasting. `desc` is
 /// [rank, out_dims[rank], a_strides[rank], b_strides[rank]] in elements; a

@@ -11,18 +11,14 @@
 
 #include <stdint.h>
 
+#include "pdrt/pdrt_codes.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct pdrt_ctx pdrt_ctx;
 
-/// Codes of pdrt_unary / pdrt_unary_grad (pd's unary math ops).
-enum {
-  PDRT_NEG = 0, PDRT_SQRT = 1, PDRT_EXP = 2, PDRT_LOG = 3, PDRT_ERF = 4,
-  PDRT_TANH = 5, PDRT_SIGMOID = 6, PDRT_RECIPROCAL = 7, PDRT_POW = 8,
-  PDRT_COS = 9, PDRT_SIN = 10
-};
 
 /// y[i] = f(x[i]) for the function `kind`; PDRT_POW computes x^alpha.
 void pdrt_unary(pdrt_ctx *ctx, int32_t kind, float alpha, const float *x,

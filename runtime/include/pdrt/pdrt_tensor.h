@@ -17,21 +17,13 @@
 
 #include <stdint.h>
 
+#include "pdrt/pdrt_codes.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct pdrt_ctx pdrt_ctx;
-
-/// Element types of the type-aware kernels (pdrt_cast, pdrt_compare): f32,
-/// int64, int32, and bool stored as one byte holding 0 or 1.
-enum { PDRT_DT_F32 = 0, PDRT_DT_I64 = 1, PDRT_DT_I32 = 2, PDRT_DT_BOOL = 3 };
-
-/// Op codes of pdrt_compare: comparisons, and logic ops on bools.
-enum {
-  PDRT_CMP_EQ = 0, PDRT_CMP_LT = 1, PDRT_CMP_LE = 2, PDRT_CMP_GT = 3,
-  PDRT_CMP_GE = 4, PDRT_LOGIC_AND = 5, PDRT_LOGIC_OR = 6, PDRT_LOGIC_XOR = 7
-};
 
 /// y = x read through strides: `desc` is [rank, out_dims[rank],
 /// x_strides[rank]] in elements of `elem_size` bytes (1, 4 or 8). A

@@ -1,0 +1,44 @@
+/*===- pdrt_codes.h - Op codes shared by the runtime and pdc ---*- C -*-===//
+ *
+ * The integer codes the pdrt_* kernels take (binary op, unary function,
+ * comparison, element type, scatter mode). This header is the one table of
+ * them: the runtime's kernels switch on these names, and pdc's lowering
+ * passes (passes/Lower*.cpp) include it to emit the same values; the pd
+ * dialect checks its unary kinds against it at build time. Plain C, no
+ * declarations besides the enums.
+ *===----------------------------------------------------------------------===*/
+
+#ifndef PDRT_PDRT_CODES_H
+#define PDRT_PDRT_CODES_H
+
+/// Binary op codes of pdrt_binary (pdrt.h).
+enum pdrt_binary_op {
+  PDRT_ADD = 0, PDRT_SUB = 1, PDRT_MUL = 2, PDRT_DIV = 3, PDRT_BINARY_POW = 4,
+  PDRT_BINARY_MIN = 5, PDRT_BINARY_MAX = 6
+};
+
+/// Functions of pdrt_unary and pdrt_unary_grad (pdrt_nn.h); PDRT_POW
+/// computes x^alpha.
+enum pdrt_unary_kind {
+  PDRT_NEG = 0, PDRT_SQRT = 1, PDRT_EXP = 2, PDRT_LOG = 3, PDRT_ERF = 4,
+  PDRT_TANH = 5, PDRT_SIGMOID = 6, PDRT_RECIPROCAL = 7, PDRT_POW = 8,
+  PDRT_COS = 9, PDRT_SIN = 10
+};
+
+/// Element types of the type-aware kernels (pdrt_cast, pdrt_compare): f32,
+/// int64, int32, and bool stored as one byte holding 0 or 1 (pdrt_tensor.h).
+enum pdrt_dtype {
+  PDRT_DT_F32 = 0, PDRT_DT_I64 = 1, PDRT_DT_I32 = 2, PDRT_DT_BOOL = 3
+};
+
+/// Op codes of pdrt_compare: comparisons, and logic ops on bools.
+enum pdrt_compare_op {
+  PDRT_CMP_EQ = 0, PDRT_CMP_LT = 1, PDRT_CMP_LE = 2, PDRT_CMP_GT = 3,
+  PDRT_CMP_GE = 4, PDRT_LOGIC_AND = 5, PDRT_LOGIC_OR = 6, PDRT_LOGIC_XOR = 7
+};
+
+/// `zero_first` of pdrt_scatter: accumulate into y as it is, or zero y
+/// first (pdrt_tensor.h).
+enum pdrt_scatter_mode { PDRT_SCATTER_INTO = 0, PDRT_SCATTER_ZERO_FIRST = 1 };
+
+#endif /* PDRT_PDRT_CODES_H */
