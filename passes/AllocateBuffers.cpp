@@ -131,21 +131,25 @@ static void allocateParams(ModuleOp module, int64_t stage, func::FuncOp fwd,
     entries.push_back(b.getNamedAttr(param.getSymName(),
                                      b.getDenseI64ArrayAttr(offsets)));
     SmallVector<int64_t> owners;
-    if (auto old = param->getAttrOfType<DenseI64ArrayAttr>("pd.owners"))
+    if (auto old = param->getAttrOfType<DenseI64ArrayAttr>(
+            PDDialect::OwnersAttrHelper::getNameStr()))
       owners.assign(old.asArrayRef().begin(), old.asArrayRef().end());
     owners.push_back(stage);
-    param->setAttr("pd.owners", b.getDenseI64ArrayAttr(owners));
+    param->setAttr(PDDialect::OwnersAttrHelper::getNameStr(),
+                   b.getDenseI64ArrayAttr(owners));
   }
-  fwd->setAttr("pd.params", b.getDictionaryAttr(entries));
+  fwd->setAttr(PDDialect::ParamsAttrHelper::getNameStr(),
+               b.getDictionaryAttr(entries));
   for (func::FuncOp fn : {fwd, bwd})
     fn.walk([&](Operation *op) {
       if (auto ref = dyn_cast<ParamRefOp>(op))
         setBuffer(ref, "weights",
                   layout[module.lookupSymbol<ParamOp>(ref.getParamAttr())][0]);
       else if (auto acc = dyn_cast<AccumulateGradOp>(op))
-        acc->setAttr("pd.grad_offset",
-                     b.getI64IntegerAttr(layout[module.lookupSymbol<ParamOp>(
-                         acc.getParamAttr())][1]));
+        acc->setAttr(
+            PDDialect::GradOffsetAttrHelper::getNameStr(),
+            b.getI64IntegerAttr(
+                layout[module.lookupSymbol<ParamOp>(acc.getParamAttr())][1]));
     });
 }
 
@@ -171,7 +175,8 @@ static void allocateState(ModuleOp module, func::FuncOp fwd, Regions &regions) {
   for (auto &[name, offset] : layout)
     entries.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(offset)));
   if (!entries.empty())
-    fwd->setAttr("pd.state", b.getDictionaryAttr(entries));
+    fwd->setAttr(PDDialect::StateAttrHelper::getNameStr(),
+                 b.getDictionaryAttr(entries));
 }
 
 /// A weight gradient computed by a matmul that only feeds its accumulator
@@ -183,8 +188,11 @@ static void fuseGradAccumulation(ModuleOp module, func::FuncOp bwd) {
     if (!matmul || !matmul->hasOneUse())
       return;
     setBuffer(matmul, "grads",
-              cast<IntegerAttr>(acc->getAttr("pd.grad_offset")).getInt());
-    matmul->setAttr("pd.accumulate", UnitAttr::get(module.getContext()));
+              cast<IntegerAttr>(
+                  acc->getAttr(PDDialect::GradOffsetAttrHelper::getNameStr()))
+                  .getInt());
+    matmul->setAttr(PDDialect::AccumulateAttrHelper::getNameStr(),
+                    UnitAttr::get(module.getContext()));
   });
 }
 
@@ -217,7 +225,8 @@ static void allocateCommAndConstants(func::FuncOp fn, Regions &regions) {
 
 void AllocateBuffersPass::runOnOperation() {
   ModuleOp module = getOperation();
-  auto stagesAttr = module->getAttrOfType<IntegerAttr>("pd.num_stages");
+  auto stagesAttr = module->getAttrOfType<IntegerAttr>(
+      PDDialect::NumStagesAttrHelper::getNameStr());
   int64_t optimizerStates =
       llvm::StringSwitch<int64_t>(optimizer)
           .Case("sgd", 0).Case("momentum", 1).Cases("adam", "adamw", 2)
@@ -251,7 +260,7 @@ void AllocateBuffersPass::runOnOperation() {
     int64_t versions = schedule == "2bw" ? 2 : 1;
     int64_t slots = schedule == "gpipe" ? m : d - s;
     auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
-    fwd->setAttr("pd.regions",
+    fwd->setAttr(PDDialect::RegionsAttrHelper::getNameStr(),
                  b.getDictionaryAttr({
                      b.getNamedAttr("weights", i64(regions.weights)),
                      b.getNamedAttr("weight_versions", i64(versions)),

@@ -72,7 +72,8 @@ static std::array<int64_t, 3> batchNormDims(Value x) {
 static FailureOr<Value> stateAddress(StageLowering &L, Operation *op,
                                      FlatSymbolRefAttr sym) {
   auto fn = op->getParentOfType<func::FuncOp>();
-  auto layout = fn->getAttrOfType<DictionaryAttr>("pd.state");
+  auto layout = fn->getAttrOfType<DictionaryAttr>(
+      PDDialect::StateAttrHelper::getNameStr());
   auto offset =
       layout ? layout.getAs<IntegerAttr>(sym.getValue()) : IntegerAttr();
   if (!offset)

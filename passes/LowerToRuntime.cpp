@@ -227,7 +227,9 @@ LogicalResult StageLowering::lowerOp(Operation *op) {
              {ctx, addr(mm.getLhs()), addr(mm.getRhs()), addr(mm), i64(m),
               i64(n), i64(k), i32(ta), i32(tb),
               f32(mm.getAlpha().convertToFloat()),
-              f32(mm->hasAttr("pd.accumulate") ? 1.0 : 0.0)});
+              f32(mm->hasAttr(PDDialect::AccumulateAttrHelper::getNameStr())
+                      ? 1.0
+                      : 0.0)});
         return success();
       })
       .Case<AddOp, SubOp, MulOp>([&](auto bin) {
@@ -293,7 +295,9 @@ LogicalResult StageLowering::lowerOp(Operation *op) {
         if (buffer && buffer.getRegion() == "grads")
           return success();
         int64_t offset =
-            cast<IntegerAttr>(acc->getAttr("pd.grad_offset")).getInt();
+            cast<IntegerAttr>(
+                acc->getAttr(PDDialect::GradOffsetAttrHelper::getNameStr()))
+                .getInt();
         auto ptr = LLVM::LLVMPointerType::get(b.getContext());
         Value dst = b.create<LLVM::GEPOp>(loc, ptr, b.getI8Type(), params[2],
                                           ArrayRef<LLVM::GEPArg>{byteOffset(offset)});

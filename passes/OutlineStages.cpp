@@ -113,8 +113,9 @@ func::FuncOp Outliner::createFunc(int64_t stage, Phase phase, TypeRange args,
   auto fn = b.create<func::FuncOp>(func.getLoc(), name,
                                    b.getFunctionType(args, results));
   fn->setAttr(kStageAttr, b.getI64IntegerAttr(stage));
-  fn->setAttr("pd.phase",
-              b.getStringAttr(phase == Phase::Forward ? "forward" : "backward"));
+  fn->setAttr(
+      PDDialect::PhaseAttrHelper::getNameStr(),
+      b.getStringAttr(phase == Phase::Forward ? "forward" : "backward"));
   fn.addEntryBlock();
   return fn;
 }
@@ -127,8 +128,8 @@ Value Outliner::materialize(Value v, int64_t stage, Phase phase, OpBuilder &b) {
     return mapped;
   Value result;
   if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  "pd.input_name");
+    auto name = func.getArgAttrOfType<StringAttr>(
+        arg.getArgNumber(), PDDialect::InputNameAttrHelper::getNameStr());
     result = b.create<InputOp>(
         func.getLoc(), v.getType(), b.getI64IntegerAttr(arg.getArgNumber()),
         name ? name : b.getStringAttr("input" +
@@ -244,7 +245,8 @@ LogicalResult Outliner::run() {
 void OutlineStagesPass::runOnOperation() {
   ModuleOp module = getOperation();
   auto func = module.lookupSymbol<func::FuncOp>(funcName);
-  auto stages = module->getAttrOfType<IntegerAttr>("pd.num_stages");
+  auto stages = module->getAttrOfType<IntegerAttr>(
+      PDDialect::NumStagesAttrHelper::getNameStr());
   if (!func || !stages) {
     module.emitError("pd-outline-stages: expected a partitioned @")
         << funcName << " and pd.num_stages; run pd-partition-stages first";

@@ -158,5 +158,6 @@ void PartitionStagesPass::runOnOperation() {
     int64_t id = getInt(&op, op.hasAttr(kOpIdAttr) ? kOpIdAttr : kGradOfAttr);
     op.setAttr(kStageAttr, b.getI64IntegerAttr(stageOfId.lookup(id)));
   }
-  module->setAttr("pd.num_stages", b.getI64IntegerAttr(numStages));
+  module->setAttr(PDDialect::NumStagesAttrHelper::getNameStr(),
+                  b.getI64IntegerAttr(numStages));
 }

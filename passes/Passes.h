@@ -7,6 +7,7 @@
 #ifndef PD_PASSES_PASSES_H
 #define PD_PASSES_PASSES_H
 
+#include "dialects/PD/IR/PDDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -19,11 +20,16 @@ namespace mlir::pd {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
-/// Attribute names shared by the passes.
-constexpr llvm::StringLiteral kOpIdAttr = "pd.op_id";
-constexpr llvm::StringLiteral kGradOfAttr = "pd.grad_of";
-constexpr llvm::StringLiteral kStageAttr = "pd.stage";
-constexpr llvm::StringLiteral kBufferAttr = "pd.buffer";
+/// Names of the discardable attributes the passes use most (declared, with
+/// the rest of the pass contract, in PDOps.td and verified by the dialect).
+constexpr llvm::StringLiteral kOpIdAttr =
+    PDDialect::OpIdAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kGradOfAttr =
+    PDDialect::GradOfAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kStageAttr =
+    PDDialect::StageAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kBufferAttr =
+    PDDialect::BufferAttrHelper::getNameStr();
 
 } // namespace mlir::pd
 

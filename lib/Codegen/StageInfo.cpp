@@ -12,7 +12,8 @@ using namespace mlir;
 using namespace mlir::pd;
 
 static FailureOr<StageRegions> readRegions(func::FuncOp fwd) {
-  auto dict = fwd->getAttrOfType<DictionaryAttr>("pd.regions");
+  auto dict = fwd->getAttrOfType<DictionaryAttr>(
+      PDDialect::RegionsAttrHelper::getNameStr());
   if (!dict)
     return fwd.emitError("stage has no pd.regions; run pd-allocate-buffers");
   auto get = [&](StringRef key) {
@@ -78,7 +79,8 @@ static void collectOps(func::FuncOp fn, bool forward, StageInfo &info) {
 /// it updates none).
 static LogicalResult collectState(ModuleOp module, func::FuncOp fwd,
                                   StageInfo &info) {
-  auto layout = fwd->getAttrOfType<DictionaryAttr>("pd.state");
+  auto layout = fwd->getAttrOfType<DictionaryAttr>(
+      PDDialect::StateAttrHelper::getNameStr());
   if (!layout)
     return success();
   for (NamedAttribute entry : layout) {
@@ -109,7 +111,8 @@ FailureOr<StageInfo> mlir::pd::collectStageInfo(ModuleOp module,
   if (failed(regions))
     return failure();
   info.regions = *regions;
-  auto layout = fwd->getAttrOfType<DictionaryAttr>("pd.params");
+  auto layout = fwd->getAttrOfType<DictionaryAttr>(
+      PDDialect::ParamsAttrHelper::getNameStr());
   if (!layout)
     return fwd.emitError("stage has no pd.params; run pd-allocate-buffers");
   for (NamedAttribute entry : layout) {
@@ -126,7 +129,8 @@ FailureOr<StageInfo> mlir::pd::collectStageInfo(ModuleOp module,
     p.offset = offsets[0];
     p.gradOffset = offsets[1];
     p.optimizerOffset = offsets[2];
-    if (auto owners = param->getAttrOfType<DenseI64ArrayAttr>("pd.owners"))
+    if (auto owners = param->getAttrOfType<DenseI64ArrayAttr>(
+            PDDialect::OwnersAttrHelper::getNameStr()))
       p.owners.assign(owners.asArrayRef().begin(), owners.asArrayRef().end());
     info.params.push_back(p);
   }

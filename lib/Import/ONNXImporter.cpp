@@ -135,7 +135,8 @@ LogicalResult GraphImporter::importInputs(func::FuncOp main) {
   main.setFunctionType(builder.getFunctionType(argTypes, {}));
   for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
     auto loc = cast<NameLoc>(entry.getArgument(i).getLoc());
-    main.setArgAttr(i, "pd.input_name", loc.getName());
+    main.setArgAttr(i, PDDialect::InputNameAttrHelper::getNameStr(),
+                    loc.getName());
   }
   return success();
 }
@@ -261,8 +262,10 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
   collectUsesAndDeclarations();
   detectFoldedExport();
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc());
-  (*module)->setAttr("pd.model", builder.getStringAttr(modelPath));
-  (*module)->setAttr("pd.opset", builder.getI64IntegerAttr(opset));
+  (*module)->setAttr(PDDialect::ModelAttrHelper::getNameStr(),
+                     builder.getStringAttr(modelPath));
+  (*module)->setAttr(PDDialect::OpsetAttrHelper::getNameStr(),
+                     builder.getI64IntegerAttr(opset));
   builder.setInsertionPointToEnd(module->getBody());
   auto main = builder.create<func::FuncOp>(fileLoc(), "main",
                                            builder.getFunctionType({}, {}));

@@ -48,7 +48,8 @@ static LogicalResult resolveOptions(ModuleOp module, CompilerOptions &o) {
   auto first = cast<RankedTensorType>(main.getArgument(0).getType());
   o.microbatch = first.getRank() > 0 ? first.getDimSize(0) : 1;
   if (o.modelPath.empty())
-    if (auto path = module->getAttrOfType<StringAttr>("pd.model"))
+    if (auto path = module->getAttrOfType<StringAttr>(
+            PDDialect::ModelAttrHelper::getNameStr()))
       o.modelPath = path.str();
   return success();
 }

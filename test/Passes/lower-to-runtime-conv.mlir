@@ -10,8 +10,8 @@
 // CHECK-DAG: llvm.mlir.global internal constant @[[POOL:__pd_desc_[0-9]+]](dense<[2, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 4, 1]> : tensor<19xi64>)
 // CHECK-DAG: llvm.mlir.global internal constant @[[PAD:__pd_desc_[0-9]+]](dense<[4, 2, 2, 6, 6, 2, 2, 8, 8, 0, 0, 1, 1]> : tensor<13xi64>)
 module attributes {pd.num_stages = 1 : i64} {
-  pd.param @w {onnx_name = "w", pd.grad_offset = 0 : i64, pd.optimizer_offset = 0 : i64, pd.stage = 0 : i64, pd.weight_offset = 0 : i64} : tensor<4x2x3x3xf32>
-  pd.param @g {onnx_name = "g", pd.grad_offset = 320 : i64, pd.optimizer_offset = 0 : i64, pd.stage = 0 : i64, pd.weight_offset = 320 : i64} : tensor<4xf32>
+  pd.param @w {onnx_name = "w", pd.grad_offset = 0 : i64, pd.stage = 0 : i64} : tensor<4x2x3x3xf32>
+  pd.param @g {onnx_name = "g", pd.grad_offset = 320 : i64, pd.stage = 0 : i64} : tensor<4xf32>
   // CHECK-NOT: pd.state
   pd.state @rm {onnx_name = "rm"} : tensor<4xf32>
   pd.state @rv {onnx_name = "rv"} : tensor<4xf32>

@@ -5,8 +5,8 @@
 // base + offset pointers, with broadcast descriptors as constant globals.
 
 module attributes {pd.num_stages = 2 : i64} {
-  pd.param @w1 {onnx_name = "fc1.weight", pd.grad_offset = 0 : i64, pd.optimizer_offset = 0 : i64, pd.stage = 0 : i64, pd.weight_offset = 0 : i64} : tensor<16x8xf32>
-  pd.param @b1 {onnx_name = "fc1.bias", pd.grad_offset = 512 : i64, pd.optimizer_offset = 0 : i64, pd.stage = 0 : i64, pd.weight_offset = 512 : i64} : tensor<16xf32>
+  pd.param @w1 {onnx_name = "fc1.weight", pd.grad_offset = 0 : i64, pd.stage = 0 : i64} : tensor<16x8xf32>
+  pd.param @b1 {onnx_name = "fc1.bias", pd.grad_offset = 512 : i64, pd.stage = 0 : i64} : tensor<16xf32>
   func.func @stage0_forward() -> tensor<4x8xf32> attributes {pd.phase = "forward", pd.stage = 0 : i64} {
     %0 = pd.input 0 "x" {pd.buffer = #pd.buffer<"stash", 0>} : tensor<4x8xf32>
     %1 = pd.param_ref @w1 {pd.buffer = #pd.buffer<"weights", 0>} : tensor<16x8xf32>

@@ -38,3 +38,88 @@ Operation *PDDialect::materializeConstant(OpBuilder &builder, Attribute value,
     return nullptr;
   return builder.create<ConstantOp>(loc, dense);
 }
+
+//===----------------------------------------------------------------------===//
+// The pass-to-pass contract: discardable pd.* attributes
+//===----------------------------------------------------------------------===//
+
+/// Checks the kind of discardable attribute `attr` (any `pd.*` name):
+/// it must be declared in PDOps.td and hold its declared attribute kind.
+static LogicalResult
+verifyContractAttr(function_ref<InFlightDiagnostic()> emitError,
+                   NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  Attribute value = attr.getValue();
+  auto is = [&](bool ok, StringRef kind) -> LogicalResult {
+    if (ok)
+      return success();
+    return emitError() << "'" << name << "' must be " << kind << ", got "
+                       << value;
+  };
+  using D = PDDialect;
+  if (name == D::ModelAttrHelper::getNameStr() ||
+      name == D::InputNameAttrHelper::getNameStr())
+    return is(isa<StringAttr>(value), "a string");
+  if (name == D::OpsetAttrHelper::getNameStr() ||
+      name == D::OpIdAttrHelper::getNameStr() ||
+      name == D::GradOfAttrHelper::getNameStr() ||
+      name == D::StageAttrHelper::getNameStr() ||
+      name == D::GradOffsetAttrHelper::getNameStr())
+    return is(isa<IntegerAttr>(value) &&
+                  cast<IntegerAttr>(value).getValue().isNonNegative(),
+              "a non-negative integer");
+  if (name == D::NumStagesAttrHelper::getNameStr())
+    return is(isa<IntegerAttr>(value) &&
+                  cast<IntegerAttr>(value).getValue().isStrictlyPositive(),
+              "a positive integer");
+  if (name == D::PhaseAttrHelper::getNameStr()) {
+    auto s = dyn_cast<StringAttr>(value);
+    return is(s && (s.getValue() == "forward" || s.getValue() == "backward"),
+              "\"forward\" or \"backward\"");
+  }
+  if (name == D::OwnersAttrHelper::getNameStr())
+    return is(isa<DenseI64ArrayAttr>(value), "an array of stages");
+  if (name == D::AccumulateAttrHelper::getNameStr())
+    return is(isa<UnitAttr>(value), "a unit attribute");
+  if (name == D::ParamsAttrHelper::getNameStr() ||
+      name == D::StateAttrHelper::getNameStr() ||
+      name == D::RegionsAttrHelper::getNameStr())
+    return is(isa<DictionaryAttr>(value), "a dictionary");
+  if (name == D::BufferAttrHelper::getNameStr())
+    return is(isa<BufferAttr>(value), "a #pd.buffer");
+  if (name == D::BuffersAttrHelper::getNameStr()) {
+    auto all = dyn_cast<ArrayAttr>(value);
+    return is(all && llvm::all_of(all,
+                                  [](Attribute a) {
+                                    return isa<BufferAttr, UnitAttr>(a);
+                                  }),
+              "an array of #pd.buffer (unit for a result without one)");
+  }
+  return emitError() << "unknown pd attribute '" << name
+                     << "' (the pass contract is declared in PDOps.td)";
+}
+
+LogicalResult PDDialect::verifyOperationAttribute(Operation *op,
+                                                  NamedAttribute attr) {
+  return verifyContractAttr([&]() { return op->emitError(); }, attr);
+}
+
+LogicalResult PDDialect::verifyRegionArgAttribute(Operation *op,
+                                                  unsigned regionIndex,
+                                                  unsigned argIndex,
+                                                  NamedAttribute attr) {
+  return verifyContractAttr([&]() { return op->emitError(); }, attr);
+}
+
+/// A buffer lives in one of the arena regions pd-allocate-buffers knows,
+/// at a non-negative byte offset.
+LogicalResult BufferAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef region, int64_t offset) {
+  if (!llvm::is_contained(
+          {"weights", "grads", "stash", "workspace", "comm", "state"}, region))
+    return emitError() << "unknown buffer region '" << region
+                       << "' (weights, grads, stash, workspace, comm, state)";
+  if (offset < 0)
+    return emitError() << "buffer offset " << offset << " is negative";
+  return success();
+}

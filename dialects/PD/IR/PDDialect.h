@@ -1,6 +1,7 @@
 //===- PDDialect.h - The pd dialect -----------------------------*- C++ -*-===//
 //
-// Declares the pd dialect class (generated from PDOps.td).
+// Declares the pd dialect class and its attributes (generated from PDOps.td),
+// with the helpers of the discardable attributes passes hand each other.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +10,11 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Dialect.h"
+
+// The attribute classes come first: the dialect's discardable-attribute
+// helpers (PDOps.td) are typed with them.
+#define GET_ATTRDEF_CLASSES
+#include "dialects/PD/IR/PDAttrs.h.inc"
 
 #include "dialects/PD/IR/PDOpsDialect.h.inc"
 

@@ -57,8 +57,10 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 // Buffer assignments
 //===----------------------------------------------------------------------===//
 
-static constexpr llvm::StringLiteral kBuffer = "pd.buffer";
-static constexpr llvm::StringLiteral kBuffers = "pd.buffers";
+static constexpr llvm::StringLiteral kBuffer =
+    PDDialect::BufferAttrHelper::getNameStr();
+static constexpr llvm::StringLiteral kBuffers =
+    PDDialect::BuffersAttrHelper::getNameStr();
 
 BufferAttr mlir::pd::getBuffer(Value v) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {

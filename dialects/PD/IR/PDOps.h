@@ -31,9 +31,6 @@ FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
 
 #include "dialects/PD/IR/PDInterfaces.h.inc"
 
-#define GET_ATTRDEF_CLASSES
-#include "dialects/PD/IR/PDAttrs.h.inc"
-
 #define GET_OP_CLASSES
 #include "dialects/PD/IR/PDOps.h.inc"
 

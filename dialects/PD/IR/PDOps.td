@@ -33,6 +33,31 @@ def PD_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
+
+  // The state passes hand each other (docs/pass-contract.md says who
+  // writes and who reads each). PDDialect::verifyOperationAttribute checks
+  // every `pd.*` attribute against this list: an unknown one (a stale
+  // attribute) or one of the wrong kind is an error.
+  let discardableAttrs = (ins
+    "::mlir::StringAttr":$model,          // module: the ONNX file (importer)
+    "::mlir::IntegerAttr":$opset,         // module: its ai.onnx opset
+    "::mlir::IntegerAttr":$num_stages,    // module: pipeline depth (partition)
+    "::mlir::IntegerAttr":$op_id,         // op: position in the forward (autodiff)
+    "::mlir::IntegerAttr":$grad_of,       // op: op_id of the forward op it differentiates
+    "::mlir::IntegerAttr":$stage,         // op, param, stage function: its stage
+    "::mlir::StringAttr":$phase,          // stage function: "forward" or "backward"
+    "::mlir::DenseI64ArrayAttr":$owners,  // param: the stages holding a copy (tied)
+    "::mlir::IntegerAttr":$grad_offset,   // param, accumulate_grad: byte offset in grads
+    "::mlir::UnitAttr":$accumulate,       // matmul: accumulates into its output
+    "::mlir::DictionaryAttr":$params,     // forward function: parameter layout
+    "::mlir::DictionaryAttr":$state,      // forward function: state layout
+    "::mlir::DictionaryAttr":$regions,    // forward function: region sizes
+    "::mlir::pd::BufferAttr":$buffer,     // value (op result or argument): its home
+    "::mlir::ArrayAttr":$buffers,         // multi-result op: one buffer per result
+    "::mlir::StringAttr":$input_name      // main's argument: its ONNX graph input
+  );
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
 }
 
 class PD_Op<string mnemonic, list<Trait> traits = []>
@@ -57,6 +82,7 @@ def PD_BufferAttr : AttrDef<PD_Dialect, "Buffer"> {
   let parameters = (ins StringRefParameter<"region">:$region,
                         "int64_t":$offset);
   let assemblyFormat = "`<` $region `,` $offset `>`";
+  let genVerifyDecl = 1;
 }
 
 //===----------------------------------------------------------------------===//
