@@ -125,7 +125,7 @@ ParseResult NodeBinder::constantOperand(SmallVectorImpl<double> &values,
     return failure();
   }
   values.clear();
-  if (dense.getElementType().isF32())
+  if (isa<FloatType>(dense.getElementType()))
     for (APFloat f : dense.getValues<APFloat>())
       values.push_back(f.convertToDouble());
   else

@@ -143,6 +143,9 @@ static LogicalResult importConstantOfShape(NodeBinder &b) {
   auto shapeAttr = requireConstant(b, 0);
   if (failed(shapeAttr))
     return failure();
+  if (!shapeAttr->getElementType().isInteger(64))
+    return b.emitError() << "input '" << b.inputName(0)
+                         << "' must be an int64 shape";
   SmallVector<int64_t> shape;
   for (APInt d : shapeAttr->getValues<APInt>()) {
     if (d.isNegative())
