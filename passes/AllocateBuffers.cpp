@@ -45,7 +45,7 @@ struct Interval {
 
 } // namespace
 
-static void setBuffer(Value v, StringRef region, int64_t offset) {
+static void setBuffer(Value v, ArenaRegion region, int64_t offset) {
   mlir::pd::setBuffer(v, BufferAttr::get(v.getContext(), region, offset));
 }
 
@@ -72,7 +72,7 @@ static int64_t packIntervals(ArrayRef<Interval> intervals) {
       offset = std::max(offset, p.offset + p.size);
     }
     live.push_back({offset, iv.size, iv.end});
-    setBuffer(iv.value, "workspace", offset);
+    setBuffer(iv.value, ArenaRegion::Workspace, offset);
     peak = std::max(peak, offset + iv.size);
   }
   return peak;
@@ -85,6 +85,9 @@ static int64_t allocateWorkspace(func::FuncOp fn) {
   fn.walk([&](Operation *op) { index[op] = i++; });
   SmallVector<Interval> intervals;
   fn.walk([&](Operation *op) {
+    // Constants live in the stage object, not in the arena.
+    if (isa<ConstantOp>(op))
+      return;
     for (Value v : op->getResults()) {
       if (hasBuffer(v))
         continue;
@@ -143,7 +146,7 @@ static void allocateParams(ModuleOp module, int64_t stage, func::FuncOp fwd,
   for (func::FuncOp fn : {fwd, bwd})
     fn.walk([&](Operation *op) {
       if (auto ref = dyn_cast<ParamRefOp>(op))
-        setBuffer(ref, "weights",
+        setBuffer(ref, ArenaRegion::Weights,
                   layout[module.lookupSymbol<ParamOp>(ref.getParamAttr())][0]);
       else if (auto acc = dyn_cast<AccumulateGradOp>(op))
         acc->setAttr(
@@ -187,10 +190,8 @@ static void fuseGradAccumulation(ModuleOp module, func::FuncOp bwd) {
     auto matmul = acc.getGrad().getDefiningOp<MatMulOp>();
     if (!matmul || !matmul->hasOneUse())
       return;
-    setBuffer(matmul, "grads",
-              cast<IntegerAttr>(
-                  acc->getAttr(PDDialect::GradOffsetAttrHelper::getNameStr()))
-                  .getInt());
+    setBuffer(matmul, ArenaRegion::Grads,
+              *getContractInt<PDDialect::GradOffsetAttrHelper>(acc));
     matmul->setAttr(PDDialect::AccumulateAttrHelper::getNameStr(),
                     UnitAttr::get(module.getContext()));
   });
@@ -202,23 +203,21 @@ static void allocateStash(func::FuncOp fwd, func::FuncOp bwd,
   auto ret = cast<func::ReturnOp>(fwd.getBody().front().getTerminator());
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (!hasBuffer(v)) {
-      setBuffer(v, "stash", regions.stash);
+      setBuffer(v, ArenaRegion::Stash, regions.stash);
       regions.stash += alignUp(getTensorBytes(v.getType()));
     }
-    setBuffer(bwd.getArgument(i), "stash", getBuffer(v).getOffset());
+    setBuffer(bwd.getArgument(i), ArenaRegion::Stash, getBuffer(v).getOffset());
   }
 }
 
-/// Constants live in the stage object; sent values in the comm region.
-static void allocateCommAndConstants(func::FuncOp fn, Regions &regions) {
+/// Sent values live in the comm region.
+static void allocateComm(func::FuncOp fn, Regions &regions) {
   fn.walk([&](Operation *op) {
-    if (isa<ConstantOp>(op))
-      setBuffer(op->getResult(0), "constant", 0);
     auto send = dyn_cast<SendOp>(op);
     if (!send || hasBuffer(send.getValue()) ||
         isa<BlockArgument>(send.getValue()))
       return;
-    setBuffer(send.getValue(), "comm", regions.comm);
+    setBuffer(send.getValue(), ArenaRegion::Comm, regions.comm);
     regions.comm += alignUp(getTensorBytes(send.getValue().getType()));
   });
 }
@@ -227,23 +226,23 @@ void AllocateBuffersPass::runOnOperation() {
   ModuleOp module = getOperation();
   auto stagesAttr = module->getAttrOfType<IntegerAttr>(
       PDDialect::NumStagesAttrHelper::getNameStr());
-  int64_t optimizerStates =
-      llvm::StringSwitch<int64_t>(optimizer)
-          .Case("sgd", 0).Case("momentum", 1).Cases("adam", "adamw", 2)
-          .Default(-1);
-  if (!stagesAttr || optimizerStates < 0 ||
-      !llvm::is_contained({"2bw", "flush", "gpipe"}, schedule)) {
-    module.emitError("pd-allocate-buffers: expects outlined stages, a "
-                     "schedule of 2bw|flush|gpipe and an optimizer of "
-                     "sgd|momentum|adam|adamw");
+  int64_t optimizerStates = optimizerStateTensors(optimizer);
+  if (!stagesAttr) {
+    module.emitError("pd-allocate-buffers: expects outlined stages "
+                     "(pd.num_stages on the module)");
     return signalPassFailure();
   }
+  // The module records what its buffers were planned for.
+  MLIRContext *ctx = module.getContext();
+  PDDialect::ScheduleAttrHelper(ctx).setAttr(
+      module, ScheduleAttr::get(ctx, schedule));
+  PDDialect::OptimizerAttrHelper(ctx).setAttr(
+      module, OptimizerAttr::get(ctx, optimizer));
   int64_t d = stagesAttr.getInt(), m = microbatches ? microbatches : d;
   Builder b(module.getContext());
   for (int64_t s = 0; s < d; ++s) {
-    std::string prefix = "stage" + std::to_string(s);
-    auto fwd = module.lookupSymbol<func::FuncOp>(prefix + "_forward");
-    auto bwd = module.lookupSymbol<func::FuncOp>(prefix + "_backward");
+    func::FuncOp fwd = lookupStageFunction(module, s, Phase::Forward);
+    func::FuncOp bwd = lookupStageFunction(module, s, Phase::Backward);
     if (!fwd || !bwd) {
       module.emitError("pd-allocate-buffers: missing functions of stage ") << s;
       return signalPassFailure();
@@ -253,12 +252,12 @@ void AllocateBuffersPass::runOnOperation() {
     allocateState(module, fwd, regions);
     fuseGradAccumulation(module, bwd);
     allocateStash(fwd, bwd, regions);
-    allocateCommAndConstants(fwd, regions);
-    allocateCommAndConstants(bwd, regions);
+    allocateComm(fwd, regions);
+    allocateComm(bwd, regions);
     regions.workspace =
         std::max(allocateWorkspace(fwd), allocateWorkspace(bwd));
-    int64_t versions = schedule == "2bw" ? 2 : 1;
-    int64_t slots = schedule == "gpipe" ? m : d - s;
+    int64_t versions = schedule == Schedule::TwoBW ? 2 : 1;
+    int64_t slots = schedule == Schedule::GPipe ? m : d - s;
     auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
     fwd->setAttr(PDDialect::RegionsAttrHelper::getNameStr(),
                  b.getDictionaryAttr({

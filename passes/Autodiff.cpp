@@ -76,7 +76,7 @@ LogicalResult AutodiffPass::backpropagate(Operation *op, OpBuilder &b) {
   }
   if (!any)
     return success();
-  int64_t id = cast<IntegerAttr>(op->getAttr(kOpIdAttr)).getInt();
+  int64_t id = *getContractInt<PDDialect::OpIdAttrHelper>(op);
   Operation *terminator = b.getInsertionBlock()->getTerminator();
   Operation *mark = terminator->getPrevNode();
 

@@ -374,8 +374,9 @@ struct FuseErfGelu : public OpRewritePattern<ErfOp> {
     if (!last)
       return rewriter.notifyMatchFailure(erf, "not 0.5 * x * (1 + erf)");
     rewriter.setInsertionPoint(last);
-    rewriter.replaceOpWithNewOp<GeluOp>(last, erf.getType(), x,
-                                        rewriter.getStringAttr("none"));
+    rewriter.replaceOpWithNewOp<GeluOp>(
+        last, erf.getType(), x,
+        GeluApproximationAttr::get(getContext(), GeluApproximation::None));
     return success();
   }
 };
@@ -442,8 +443,9 @@ struct FuseTanhGelu : public OpRewritePattern<TanhOp> {
     if (!last)
       return rewriter.notifyMatchFailure(tanh, "not 0.5 * x * (1 + tanh)");
     rewriter.setInsertionPoint(last);
-    rewriter.replaceOpWithNewOp<GeluOp>(last, tanh.getType(), x,
-                                        rewriter.getStringAttr("tanh"));
+    rewriter.replaceOpWithNewOp<GeluOp>(
+        last, tanh.getType(), x,
+        GeluApproximationAttr::get(getContext(), GeluApproximation::Tanh));
     return success();
   }
 };

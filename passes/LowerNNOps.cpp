@@ -1,15 +1,13 @@
 //===- LowerNNOps.cpp - Runtime calls of NN ops -----------------*- C++ -*-===//
 //
-// pd-lower-to-runtime's hook for neural-network math (reductions, unary
-// math, GELU, division, min/max, softmax, layer norm and RMS norm): each op
-// becomes one call of its
-// pdrt_* kernel (runtime/include/pdrt/pdrt_nn.h) on the addresses
-// StageLowering computes.
+// pd-lower-to-runtime's patterns for math: matmuls, elementwise binary and
+// unary math, reductions, GELU, dropout, softmax, layer norm, RMS norm and
+// the cross-entropy losses. Each op becomes one call of its pdrt_* kernel
+// (runtime/include/pdrt/pdrt.h, pdrt_nn.h) on its buffers' addresses.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/RuntimeLowering.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::pd;
@@ -30,8 +28,14 @@ static int64_t product(ArrayRef<int64_t> dims) {
   return n;
 }
 
-/// The pdrt_binary code of pd.div, pd.pow_broadcast, pd.min or pd.max.
+/// The pdrt_binary code of an elementwise binary op.
 static int32_t binaryCode(Operation *op) {
+  if (isa<AddOp>(op))
+    return PDRT_ADD;
+  if (isa<SubOp>(op))
+    return PDRT_SUB;
+  if (isa<MulOp>(op))
+    return PDRT_MUL;
   if (isa<DivOp>(op))
     return PDRT_DIV;
   if (isa<MinOp>(op))
@@ -39,24 +43,32 @@ static int32_t binaryCode(Operation *op) {
   return isa<MaxOp>(op) ? PDRT_BINARY_MAX : PDRT_BINARY_POW;
 }
 
-// The pd dialect numbers its unary math ops (PD_UnaryMathOp in PDOpsNN.td)
-// with the runtime's codes; the build checks the two tables agree.
-static_assert(NegOp::kKind == PDRT_NEG && SqrtOp::kKind == PDRT_SQRT &&
-                  ExpOp::kKind == PDRT_EXP && LogOp::kKind == PDRT_LOG &&
-                  ErfOp::kKind == PDRT_ERF && TanhOp::kKind == PDRT_TANH &&
-                  SigmoidOp::kKind == PDRT_SIGMOID &&
-                  ReciprocalOp::kKind == PDRT_RECIPROCAL &&
-                  PowOp::kPowKind == PDRT_POW && CosOp::kKind == PDRT_COS &&
-                  SinOp::kKind == PDRT_SIN,
-              "pd unary kinds differ from runtime/include/pdrt/pdrt_codes.h");
+// The pd dialect's UnaryKind enum (PDEnums.td) numbers the unary functions
+// as the runtime's pdrt_unary_kind does; the build checks the two agree.
+static constexpr bool sameKind(UnaryKind kind, pdrt_unary_kind code) {
+  return static_cast<int>(kind) == static_cast<int>(code);
+}
+static_assert(sameKind(UnaryKind::Neg, PDRT_NEG) &&
+                  sameKind(UnaryKind::Sqrt, PDRT_SQRT) &&
+                  sameKind(UnaryKind::Exp, PDRT_EXP) &&
+                  sameKind(UnaryKind::Log, PDRT_LOG) &&
+                  sameKind(UnaryKind::Erf, PDRT_ERF) &&
+                  sameKind(UnaryKind::Tanh, PDRT_TANH) &&
+                  sameKind(UnaryKind::Sigmoid, PDRT_SIGMOID) &&
+                  sameKind(UnaryKind::Reciprocal, PDRT_RECIPROCAL) &&
+                  sameKind(UnaryKind::Pow, PDRT_POW) &&
+                  sameKind(UnaryKind::Cos, PDRT_COS) &&
+                  sameKind(UnaryKind::Sin, PDRT_SIN) &&
+                  getMaxEnumValForUnaryKind() == PDRT_SIN,
+              "pd UnaryKind differs from runtime/include/pdrt/pdrt_codes.h");
 
-/// Calls pdrt_unary for a unary math op of `kind`.
-static LogicalResult lowerUnary(StageLowering &L, Operation *op, int64_t kind,
-                                float alpha) {
+/// pdrt_unary for a unary math op of `kind`.
+static void lowerUnary(RuntimeCallBuilder &b, Operation *op, UnaryKind kind,
+                       float alpha) {
   Value x = op->getOperand(0), y = op->getResult(0);
-  L.call("pdrt_unary", {L.ctx(), L.i32(kind), L.f32(alpha), L.address(x),
-                        L.address(y), L.i64(numel(y))});
-  return success();
+  b.call(RuntimeFn::pdrt_unary,
+         {b.ctx(), b.i32(static_cast<int32_t>(kind)), b.f32(alpha),
+          b.address(x), b.address(y), b.i64(numel(y))});
 }
 
 /// The outer/dim/inner split of a shape around `axis`.
@@ -65,139 +77,222 @@ static std::array<int64_t, 3> splitAt(ArrayRef<int64_t> shape, int64_t axis) {
           product(shape.drop_front(axis + 1))};
 }
 
-static LogicalResult lowerSoftmax(StageLowering &L, Operation *op, Value in,
-                                  Value out, int64_t axis, bool log,
-                                  Value grad) {
+/// pdrt_softmax, or pdrt_softmax_grad when `grad` is given.
+static void lowerSoftmax(RuntimeCallBuilder &b, Operation *op, Value in,
+                         int64_t axis, bool log, Value grad) {
+  Value out = op->getResult(0);
   auto [outer, dim, inner] = splitAt(shapeOf(out), axis);
-  SmallVector<Value> args{L.ctx()};
+  SmallVector<Value> args{b.ctx()};
   if (grad)
-    args.push_back(L.address(grad));
-  args.append({L.address(in), L.address(op->getResult(0)), L.i64(outer),
-               L.i64(dim), L.i64(inner), L.i32(log)});
-  L.call(grad ? "pdrt_softmax_grad" : "pdrt_softmax", args);
-  return success();
+    args.push_back(b.address(grad));
+  args.append({b.address(in), b.address(out), b.i64(outer), b.i64(dim),
+               b.i64(inner), b.i32(log)});
+  b.call(grad ? RuntimeFn::pdrt_softmax_grad : RuntimeFn::pdrt_softmax, args);
 }
 
-std::optional<LogicalResult> mlir::pd::lowerNNOp(StageLowering &L,
-                                                 Operation *op) {
-  return TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
-      .Case<ReduceSumOp>([&](ReduceSumOp r) {
-        auto in = shapeOf(r.getInput());
-        Value desc = L.descriptor(
-            makeDescriptor(in, {keptShape(in, r.getAxes())}));
-        L.call("pdrt_sum_to", {L.ctx(), L.address(r.getInput()), L.address(r),
-                               L.i64(numel(r)), desc});
+/// Rows (the product of the dims before `axis`) and the row length of a
+/// normalization over the trailing dims of `v`.
+static std::pair<int64_t, int64_t> normRows(Value v, int64_t axis) {
+  int64_t rows = product(shapeOf(v).take_front(axis));
+  return {rows, numel(v) / std::max<int64_t>(rows, 1)};
+}
+
+/// Matmuls and the elementwise ops of pdrt.h.
+static void populateCoreMath(RuntimePatterns &patterns) {
+  patterns.add<MatMulOp>([](MatMulOp mm, RuntimeCallBuilder &b) {
+    bool ta = mm.getTransposeLhs(), tb = mm.getTransposeRhs();
+    int64_t m = shapeOf(mm)[0], n = shapeOf(mm)[1];
+    int64_t k = shapeOf(mm.getLhs())[ta ? 0 : 1];
+    // pd.accumulate: C += A B into the gradient accumulator.
+    bool accumulate = PDDialect::AccumulateAttrHelper(mm.getContext())
+                          .isAttrPresent(mm);
+    b.call(RuntimeFn::pdrt_matmul,
+           {b.ctx(), b.address(mm.getLhs()), b.address(mm.getRhs()),
+            b.address(mm), b.i64(m), b.i64(n), b.i64(k), b.i32(ta), b.i32(tb),
+            b.f32(mm.getAlpha().convertToFloat()), b.f32(accumulate ? 1 : 0)});
+    return success();
+  });
+  patterns.add<AddOp, SubOp, MulOp, DivOp, PowBroadcastOp, MinOp, MaxOp>(
+      [](auto op, RuntimeCallBuilder &b) {
+        Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+        Value desc = b.descriptor(
+            makeDescriptor(shapeOf(op), {shapeOf(lhs), shapeOf(rhs)}));
+        b.call(RuntimeFn::pdrt_binary,
+               {b.ctx(), b.i32(binaryCode(op)), b.address(lhs), b.address(rhs),
+                b.address(op), desc});
         return success();
-      })
-      .Case<BroadcastAxesOp>([&](BroadcastAxesOp b) {
-        auto out = shapeOf(b);
-        Value desc = L.descriptor(
-            makeDescriptor(out, {keptShape(out, b.getAxes())}));
-        L.call("pdrt_broadcast",
-               {L.ctx(), L.address(b.getInput()), L.address(b), desc});
+      });
+  patterns.add<ReluOp>([](ReluOp r, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_relu,
+           {b.ctx(), b.address(r.getInput()), b.address(r), b.i64(numel(r))});
+    return success();
+  });
+  patterns.add<ReluGradOp>([](ReluGradOp r, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_relu_grad,
+           {b.ctx(), b.address(r.getGrad()), b.address(r.getOutput()),
+            b.address(r), b.i64(numel(r))});
+    return success();
+  });
+  patterns.add<ScaleOp>([](ScaleOp s, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_scale,
+           {b.ctx(), b.address(s.getInput()), b.address(s), b.i64(numel(s)),
+            b.f32(s.getFactor().convertToFloat())});
+    return success();
+  });
+}
+
+/// Reductions and broadcasts.
+static void populateReductions(RuntimePatterns &patterns) {
+  patterns.add<SumToOp>([](SumToOp s, RuntimeCallBuilder &b) {
+    Value desc =
+        b.descriptor(makeDescriptor(shapeOf(s.getInput()), {shapeOf(s)}));
+    b.call(RuntimeFn::pdrt_sum_to, {b.ctx(), b.address(s.getInput()),
+                                    b.address(s), b.i64(numel(s)), desc});
+    return success();
+  });
+  patterns.add<ReduceSumOp>([](ReduceSumOp r, RuntimeCallBuilder &b) {
+    auto in = shapeOf(r.getInput());
+    Value desc =
+        b.descriptor(makeDescriptor(in, {keptShape(in, r.getAxes())}));
+    b.call(RuntimeFn::pdrt_sum_to, {b.ctx(), b.address(r.getInput()),
+                                    b.address(r), b.i64(numel(r)), desc});
+    return success();
+  });
+  patterns.add<BroadcastAxesOp>([](BroadcastAxesOp bc, RuntimeCallBuilder &b) {
+    auto out = shapeOf(bc);
+    Value desc =
+        b.descriptor(makeDescriptor(out, {keptShape(out, bc.getAxes())}));
+    b.call(RuntimeFn::pdrt_broadcast,
+           {b.ctx(), b.address(bc.getInput()), b.address(bc), desc});
+    return success();
+  });
+}
+
+/// Unary math, GELU and dropout, with their gradients.
+static void populateElementwise(RuntimePatterns &patterns) {
+  patterns.add<NegOp, SqrtOp, ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp,
+               ReciprocalOp, CosOp, SinOp>([](auto u, RuntimeCallBuilder &b) {
+    lowerUnary(b, u, decltype(u)::kKind, 0.0f);
+    return success();
+  });
+  patterns.add<PowOp>([](PowOp p, RuntimeCallBuilder &b) {
+    lowerUnary(b, p, PowOp::kPowKind, p.getExponent().convertToFloat());
+    return success();
+  });
+  patterns.add<UnaryGradOp>([](UnaryGradOp g, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_unary_grad,
+           {b.ctx(), b.i32(static_cast<int32_t>(g.getKind())),
+            b.f32(g.getAlpha().convertToFloat()), b.address(g.getGrad()),
+            b.address(g.getInput()), b.address(g.getOutput()), b.address(g),
+            b.i64(numel(g))});
+    return success();
+  });
+  patterns.add<MinMaxGradOp>([](MinMaxGradOp g, RuntimeCallBuilder &b) {
+    Value desc = b.descriptor(makeDescriptor(
+        shapeOf(g), {shapeOf(g.getLhs()), shapeOf(g.getRhs())}));
+    b.call(RuntimeFn::pdrt_minmax_grad,
+           {b.ctx(), b.i32(g.getIsMax() ? PDRT_BINARY_MAX : PDRT_BINARY_MIN),
+            b.address(g.getGrad()), b.address(g.getLhs()),
+            b.address(g.getRhs()), b.address(g), desc, b.i32(g.getWhich())});
+    return success();
+  });
+  patterns.add<DropoutOp>([](DropoutOp d, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_dropout,
+           {b.ctx(), b.address(d.getInput()), b.address(d), b.i64(numel(d)),
+            b.f32(d.getRatio().convertToFloat()),
+            b.i64(static_cast<int64_t>(d.getRngId()))});
+    return success();
+  });
+  patterns.add<GeluOp>([](GeluOp g, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_gelu,
+           {b.ctx(), b.i32(g.getApproximate() == GeluApproximation::Tanh),
+            b.address(g.getInput()), b.address(g), b.i64(numel(g))});
+    return success();
+  });
+  patterns.add<GeluGradOp>([](GeluGradOp g, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_gelu_grad,
+           {b.ctx(), b.i32(g.getApproximate() == GeluApproximation::Tanh),
+            b.address(g.getGrad()), b.address(g.getInput()), b.address(g),
+            b.i64(numel(g))});
+    return success();
+  });
+}
+
+/// Softmax, layer norm and RMS norm, with their gradients.
+static void populateNormalizations(RuntimePatterns &patterns) {
+  patterns.add<SoftmaxOp>([](SoftmaxOp s, RuntimeCallBuilder &b) {
+    lowerSoftmax(b, s, s.getInput(), s.getAxis(), s.getLog(), Value());
+    return success();
+  });
+  patterns.add<SoftmaxGradOp>([](SoftmaxGradOp s, RuntimeCallBuilder &b) {
+    lowerSoftmax(b, s, s.getOutput(), s.getAxis(), s.getLog(), s.getGrad());
+    return success();
+  });
+  patterns.add<LayerNormOp>([](LayerNormOp n, RuntimeCallBuilder &b) {
+    auto [rows, cols] = normRows(n, n.getAxis());
+    b.call(RuntimeFn::pdrt_layer_norm,
+           {b.ctx(), b.address(n.getInput()), b.address(n.getScale()),
+            b.address(n.getBias()), b.address(n), b.i64(rows), b.i64(cols),
+            b.f32(n.getEpsilon().convertToFloat())});
+    return success();
+  });
+  patterns.add<LayerNormGradOp>([](LayerNormGradOp n, RuntimeCallBuilder &b) {
+    auto [rows, cols] = normRows(n.getInput(), n.getAxis());
+    b.call(RuntimeFn::pdrt_layer_norm_grad,
+           {b.ctx(), b.address(n.getGrad()), b.address(n.getInput()),
+            b.address(n.getScale()), b.address(n.getInputGrad()),
+            b.address(n.getScaleGrad()), b.address(n.getBiasGrad()),
+            b.i64(rows), b.i64(cols), b.f32(n.getEpsilon().convertToFloat())});
+    return success();
+  });
+  patterns.add<RMSNormOp>([](RMSNormOp n, RuntimeCallBuilder &b) {
+    auto [rows, cols] = normRows(n, n.getAxis());
+    b.call(RuntimeFn::pdrt_rms_norm,
+           {b.ctx(), b.address(n.getInput()), b.address(n.getScale()),
+            b.address(n), b.i64(rows), b.i64(cols),
+            b.f32(n.getEpsilon().convertToFloat())});
+    return success();
+  });
+  patterns.add<RMSNormGradOp>([](RMSNormGradOp n, RuntimeCallBuilder &b) {
+    auto [rows, cols] = normRows(n.getInput(), n.getAxis());
+    b.call(RuntimeFn::pdrt_rms_norm_grad,
+           {b.ctx(), b.address(n.getGrad()), b.address(n.getInput()),
+            b.address(n.getScale()), b.address(n.getInputGrad()),
+            b.address(n.getScaleGrad()), b.i64(rows), b.i64(cols),
+            b.f32(n.getEpsilon().convertToFloat())});
+    return success();
+  });
+}
+
+/// Softmax cross-entropy (mean, or per row) and its gradient.
+static void populateLosses(RuntimePatterns &patterns) {
+  patterns.add<SoftmaxCrossEntropyLossOp>(
+      [](SoftmaxCrossEntropyLossOp l, RuntimeCallBuilder &b) {
+        auto dims = shapeOf(l.getLogits());
+        b.call(l.getType().getRank() ? RuntimeFn::pdrt_softmax_xent_rows
+                                     : RuntimeFn::pdrt_softmax_xent,
+               {b.ctx(), b.address(l.getLogits()), b.address(l.getLabels()),
+                b.address(l), b.i64(dims[0]), b.i64(dims[1]),
+                b.i64(l.getIgnoreIndex())});
         return success();
-      })
-      .Case<DivOp, PowBroadcastOp, MinOp, MaxOp>([&](Operation *d) {
-        Value lhs = d->getOperand(0), rhs = d->getOperand(1),
-              out = d->getResult(0);
-        Value desc = L.descriptor(
-            makeDescriptor(shapeOf(out), {shapeOf(lhs), shapeOf(rhs)}));
-        L.call("pdrt_binary",
-               {L.ctx(), L.i32(binaryCode(d)), L.address(lhs),
-                L.address(rhs), L.address(out), desc});
+      });
+  patterns.add<SoftmaxCrossEntropyLossGradOp>(
+      [](SoftmaxCrossEntropyLossGradOp l, RuntimeCallBuilder &b) {
+        auto dims = shapeOf(l.getLogits());
+        bool rows = l.getGrad().getType().getRank() != 0;
+        b.call(rows ? RuntimeFn::pdrt_softmax_xent_rows_grad
+                    : RuntimeFn::pdrt_softmax_xent_grad,
+               {b.ctx(), b.address(l.getGrad()), b.address(l.getLogits()),
+                b.address(l.getLabels()), b.address(l), b.i64(dims[0]),
+                b.i64(dims[1]), b.i64(l.getIgnoreIndex())});
         return success();
-      })
-      .Case<NegOp, SqrtOp, ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp,
-            ReciprocalOp, CosOp, SinOp>(
-          [&](auto u) { return lowerUnary(L, op, decltype(u)::kKind, 0.0f); })
-      .Case<PowOp>([&](PowOp p) {
-        return lowerUnary(L, op, PowOp::kPowKind,
-                          p.getExponent().convertToFloat());
-      })
-      .Case<MinMaxGradOp>([&](MinMaxGradOp g) {
-        Value desc = L.descriptor(makeDescriptor(
-            shapeOf(g), {shapeOf(g.getLhs()), shapeOf(g.getRhs())}));
-        L.call("pdrt_minmax_grad",
-               {L.ctx(), L.i32(g.getIsMax() ? PDRT_BINARY_MAX : PDRT_BINARY_MIN),
-                L.address(g.getGrad()), L.address(g.getLhs()),
-                L.address(g.getRhs()), L.address(g), desc,
-                L.i32(g.getWhich())});
-        return success();
-      })
-      .Case<UnaryGradOp>([&](UnaryGradOp g) {
-        L.call("pdrt_unary_grad",
-               {L.ctx(), L.i32(g.getKind()), L.f32(g.getAlpha().convertToFloat()),
-                L.address(g.getGrad()), L.address(g.getInput()),
-                L.address(g.getOutput()), L.address(g), L.i64(numel(g))});
-        return success();
-      })
-      .Case<DropoutOp>([&](DropoutOp d) {
-        L.call("pdrt_dropout",
-               {L.ctx(), L.address(d.getInput()), L.address(d), L.i64(numel(d)),
-                L.f32(d.getRatio().convertToFloat()),
-                L.i64((int64_t)d.getRngId())});
-        return success();
-      })
-      .Case<GeluOp>([&](GeluOp g) {
-        L.call("pdrt_gelu",
-               {L.ctx(), L.i32(g.getApproximate() == "tanh"),
-                L.address(g.getInput()), L.address(g), L.i64(numel(g))});
-        return success();
-      })
-      .Case<GeluGradOp>([&](GeluGradOp g) {
-        L.call("pdrt_gelu_grad",
-               {L.ctx(), L.i32(g.getApproximate() == "tanh"),
-                L.address(g.getGrad()), L.address(g.getInput()), L.address(g),
-                L.i64(numel(g))});
-        return success();
-      })
-      .Case<SoftmaxOp>([&](SoftmaxOp s) {
-        return lowerSoftmax(L, op, s.getInput(), s, s.getAxis(), s.getLog(),
-                            Value());
-      })
-      .Case<SoftmaxGradOp>([&](SoftmaxGradOp s) {
-        return lowerSoftmax(L, op, s.getOutput(), s, s.getAxis(), s.getLog(),
-                            s.getGrad());
-      })
-      .Case<LayerNormOp>([&](LayerNormOp n) {
-        auto shape = shapeOf(n);
-        int64_t rows = product(shape.take_front(n.getAxis()));
-        L.call("pdrt_layer_norm",
-               {L.ctx(), L.address(n.getInput()), L.address(n.getScale()),
-                L.address(n.getBias()), L.address(n), L.i64(rows),
-                L.i64(numel(n) / std::max<int64_t>(rows, 1)),
-                L.f32(n.getEpsilon().convertToFloat())});
-        return success();
-      })
-      .Case<LayerNormGradOp>([&](LayerNormGradOp n) {
-        auto shape = shapeOf(n.getInput());
-        int64_t rows = product(shape.take_front(n.getAxis()));
-        L.call("pdrt_layer_norm_grad",
-               {L.ctx(), L.address(n.getGrad()), L.address(n.getInput()),
-                L.address(n.getScale()), L.address(n.getInputGrad()),
-                L.address(n.getScaleGrad()), L.address(n.getBiasGrad()),
-                L.i64(rows), L.i64(numel(n.getInput()) / std::max<int64_t>(rows, 1)),
-                L.f32(n.getEpsilon().convertToFloat())});
-        return success();
-      })
-      .Case<RMSNormOp>([&](RMSNormOp n) {
-        int64_t rows = product(shapeOf(n).take_front(n.getAxis()));
-        L.call("pdrt_rms_norm",
-               {L.ctx(), L.address(n.getInput()), L.address(n.getScale()),
-                L.address(n), L.i64(rows),
-                L.i64(numel(n) / std::max<int64_t>(rows, 1)),
-                L.f32(n.getEpsilon().convertToFloat())});
-        return success();
-      })
-      .Case<RMSNormGradOp>([&](RMSNormGradOp n) {
-        int64_t rows = product(shapeOf(n.getInput()).take_front(n.getAxis()));
-        L.call("pdrt_rms_norm_grad",
-               {L.ctx(), L.address(n.getGrad()), L.address(n.getInput()),
-                L.address(n.getScale()), L.address(n.getInputGrad()),
-                L.address(n.getScaleGrad()), L.i64(rows),
-                L.i64(numel(n.getInput()) / std::max<int64_t>(rows, 1)),
-                L.f32(n.getEpsilon().convertToFloat())});
-        return success();
-      })
-      .Default([](Operation *) { return std::nullopt; });
+      });
+}
+
+void mlir::pd::populateNNRuntimePatterns(RuntimePatterns &patterns) {
+  populateCoreMath(patterns);
+  populateReductions(patterns);
+  populateElementwise(patterns);
+  populateNormalizations(patterns);
+  populateLosses(patterns);
 }

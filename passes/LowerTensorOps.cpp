@@ -1,8 +1,8 @@
 //===- LowerTensorOps.cpp - Runtime calls of tensor ops ---------*- C++ -*-===//
 //
-// pd-lower-to-runtime's hook for the tensor and shape ops: each op becomes
-// calls of the pdrt_* kernels of runtime/include/pdrt/pdrt_tensor.h on the
-// addresses StageLowering computes. Transpose, slice and broadcast_to are
+// pd-lower-to-runtime's patterns for the tensor and shape ops: each op
+// becomes calls of the pdrt_* kernels of runtime/include/pdrt/pdrt_tensor.h
+// on its buffers' addresses. Transpose, slice and broadcast_to are
 // strided copies (pdrt_permute), reshape a plain copy (buffers never alias
 // yet), slice gradients and concat the inverse copy (pdrt_scatter, or
 // pdrt_scatter_any for integer and bool tensors). Gather, GatherElements,
@@ -13,7 +13,6 @@
 
 #include "passes/RuntimeLowering.h"
 #include "llvm/ADT/StringSwitch.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::pd;
@@ -78,15 +77,8 @@ static std::tuple<int64_t, int64_t, int64_t> gatherDims(ArrayRef<int64_t> shape,
   return {outer, shape[axis], inner};
 }
 
-/// `ptr` advanced by `bytes`.
-static Value offsetPointer(StageLowering &L, Value ptr, int64_t bytes) {
-  OpBuilder &b = L.getBuilder();
-  return b.create<LLVM::GEPOp>(ptr.getLoc(), ptr.getType(), b.getI8Type(), ptr,
-                               ArrayRef<LLVM::GEPArg>{L.byteOffset(bytes)});
-}
-
 /// Writes each concatenated input into its window of the result.
-static LogicalResult lowerConcat(StageLowering &L, ConcatOp c) {
+static LogicalResult lowerConcat(RuntimeCallBuilder &b, ConcatOp c) {
   auto out = shapeOf(c);
   int64_t offset = 0, rank = out.size();
   bool isFloat = cast<RankedTensorType>(c.getType()).getElementType().isF32();
@@ -95,34 +87,34 @@ static LogicalResult lowerConcat(StageLowering &L, ConcatOp c) {
     starts[c.getAxis()] = offset;
     offset += shapeOf(in)[c.getAxis()];
     auto [strides, base] = windowStrides(out, starts, steps);
-    SmallVector<Value> args{L.ctx(), L.address(in), L.address(c),
-                            L.i64(numel(c)), L.i64(base),
-                            L.descriptor(viewDescriptor(shapeOf(in), strides)),
-                            L.i32(PDRT_SCATTER_INTO)};
+    SmallVector<Value> args{b.ctx(), b.address(in), b.address(c),
+                            b.i64(numel(c)), b.i64(base),
+                            b.descriptor(viewDescriptor(shapeOf(in), strides)),
+                            b.i32(PDRT_SCATTER_INTO)};
     if (!isFloat)
-      args.push_back(L.i64(elementBytes(c)));
-    L.call(isFloat ? "pdrt_scatter" : "pdrt_scatter_any", args);
+      args.push_back(b.i64(elementBytes(c)));
+    b.call(isFloat ? RuntimeFn::pdrt_scatter : RuntimeFn::pdrt_scatter_any, args);
   }
   return success();
 }
 
 /// pdrt_gather over the [outer, rows, inner] view of the data.
-static LogicalResult lowerGather(StageLowering &L, GatherOp g) {
+static LogicalResult lowerGather(RuntimeCallBuilder &b, GatherOp g) {
   auto [outer, rows, inner] = gatherDims(shapeOf(g.getData()), g.getAxis());
-  L.call("pdrt_gather",
-         {L.ctx(), L.address(g.getData()), L.address(g.getIndices()),
-          L.address(g), L.i64(outer), L.i64(numel(g.getIndices())), L.i64(rows),
-          L.i64(inner), L.i64(elementBytes(g))});
+  b.call(RuntimeFn::pdrt_gather,
+         {b.ctx(), b.address(g.getData()), b.address(g.getIndices()),
+          b.address(g), b.i64(outer), b.i64(numel(g.getIndices())), b.i64(rows),
+          b.i64(inner), b.i64(elementBytes(g))});
   return success();
 }
 
 /// pdrt_gather_grad into the [outer, rows, inner] view of the result.
-static LogicalResult lowerGatherGrad(StageLowering &L, GatherGradOp g) {
+static LogicalResult lowerGatherGrad(RuntimeCallBuilder &b, GatherGradOp g) {
   auto [outer, rows, inner] = gatherDims(shapeOf(g), g.getAxis());
-  L.call("pdrt_gather_grad",
-         {L.ctx(), L.address(g.getGrad()), L.address(g.getIndices()),
-          L.address(g), L.i64(outer), L.i64(numel(g.getIndices())), L.i64(rows),
-          L.i64(inner)});
+  b.call(RuntimeFn::pdrt_gather_grad,
+         {b.ctx(), b.address(g.getGrad()), b.address(g.getIndices()),
+          b.address(g), b.i64(outer), b.i64(numel(g.getIndices())), b.i64(rows),
+          b.i64(inner)});
   return success();
 }
 
@@ -137,24 +129,24 @@ static SmallVector<int64_t> gatherElementsDescriptor(ArrayRef<int64_t> data,
 }
 
 /// pdrt_gather_elements, elements of any size.
-static LogicalResult lowerGatherElements(StageLowering &L,
+static LogicalResult lowerGatherElements(RuntimeCallBuilder &b,
                                          GatherElementsOp g) {
-  L.call("pdrt_gather_elements",
-         {L.ctx(), L.address(g.getData()), L.address(g.getIndices()),
-          L.address(g),
-          L.descriptor(gatherElementsDescriptor(
+  b.call(RuntimeFn::pdrt_gather_elements,
+         {b.ctx(), b.address(g.getData()), b.address(g.getIndices()),
+          b.address(g),
+          b.descriptor(gatherElementsDescriptor(
               shapeOf(g.getData()), shapeOf(g.getIndices()), g.getAxis())),
-          L.i64(elementBytes(g))});
+          b.i64(elementBytes(g))});
   return success();
 }
 
 /// pdrt_gather_elements_grad: zero, then scatter-add dy.
-static LogicalResult lowerGatherElementsGrad(StageLowering &L,
+static LogicalResult lowerGatherElementsGrad(RuntimeCallBuilder &b,
                                              GatherElementsGradOp g) {
-  L.call("pdrt_gather_elements_grad",
-         {L.ctx(), L.address(g.getGrad()), L.address(g.getIndices()),
-          L.address(g),
-          L.descriptor(gatherElementsDescriptor(
+  b.call(RuntimeFn::pdrt_gather_elements_grad,
+         {b.ctx(), b.address(g.getGrad()), b.address(g.getIndices()),
+          b.address(g),
+          b.descriptor(gatherElementsDescriptor(
               shapeOf(g), shapeOf(g.getIndices()), g.getAxis()))});
   return success();
 }
@@ -185,117 +177,120 @@ static int32_t predicateCode(StringRef predicate) {
 }
 
 /// pdrt_compare with one broadcast descriptor for both operands.
-static LogicalResult lowerCompare(StageLowering &L, CompareOp c) {
-  Value desc = L.descriptor(
+static LogicalResult lowerCompare(RuntimeCallBuilder &b, CompareOp c) {
+  Value desc = b.descriptor(
       makeDescriptor(shapeOf(c), {shapeOf(c.getLhs()), shapeOf(c.getRhs())}));
-  L.call("pdrt_compare",
-         {L.ctx(), L.i32(predicateCode(c.getPredicate())),
-          L.address(c.getLhs()), L.address(c.getRhs()), L.address(c), desc,
-          L.i32(dtypeCode(c.getLhs()))});
+  b.call(RuntimeFn::pdrt_compare,
+         {b.ctx(), b.i32(predicateCode(c.getPredicate())),
+          b.address(c.getLhs()), b.address(c.getRhs()), b.address(c), desc,
+          b.i32(dtypeCode(c.getLhs()))});
   return success();
 }
 
 /// The slice window read through strides from an offset input pointer.
-static LogicalResult lowerSlice(StageLowering &L, SliceOp sl) {
+static LogicalResult lowerSlice(RuntimeCallBuilder &b, SliceOp sl) {
   auto [strides, base] =
       windowStrides(shapeOf(sl.getInput()), sl.getStarts(), sl.getSteps());
   int64_t bytes = elementBytes(sl);
-  L.call("pdrt_permute",
-         {L.ctx(), offsetPointer(L, L.address(sl.getInput()), base * bytes),
-          L.address(sl), L.descriptor(viewDescriptor(shapeOf(sl), strides)),
-          L.i64(bytes)});
+  b.call(RuntimeFn::pdrt_permute,
+         {b.ctx(), b.offset(b.address(sl.getInput()), base * bytes),
+          b.address(sl), b.descriptor(viewDescriptor(shapeOf(sl), strides)),
+          b.i64(bytes)});
   return success();
 }
 
 /// One pdrt_batch_matmul over the batch of trailing [m, k] x [k, n].
-static LogicalResult lowerBatchMatMul(StageLowering &L, BatchMatMulOp mm) {
+static LogicalResult lowerBatchMatMul(RuntimeCallBuilder &b, BatchMatMulOp mm) {
   auto out = shapeOf(mm);
   int64_t m = out[out.size() - 2], n = out.back();
   auto lhs = shapeOf(mm.getLhs());
   int64_t k = mm.getTransposeLhs() ? lhs[lhs.size() - 2] : lhs.back();
-  L.call("pdrt_batch_matmul",
-         {L.ctx(), L.address(mm.getLhs()), L.address(mm.getRhs()),
-          L.address(mm), L.i64(numel(mm) / (m * n)), L.i64(m), L.i64(n),
-          L.i64(k), L.i32(mm.getTransposeLhs()), L.i32(mm.getTransposeRhs())});
+  b.call(RuntimeFn::pdrt_batch_matmul,
+         {b.ctx(), b.address(mm.getLhs()), b.address(mm.getRhs()),
+          b.address(mm), b.i64(numel(mm) / (m * n)), b.i64(m), b.i64(n),
+          b.i64(k), b.i32(mm.getTransposeLhs()), b.i32(mm.getTransposeRhs())});
   return success();
 }
 
 /// pdrt_where with one broadcast descriptor for the three operands.
-static LogicalResult lowerWhere(StageLowering &L, WhereOp w) {
-  Value desc = L.descriptor(
+static LogicalResult lowerWhere(RuntimeCallBuilder &b, WhereOp w) {
+  Value desc = b.descriptor(
       makeDescriptor(shapeOf(w), {shapeOf(w.getCond()), shapeOf(w.getLhs()),
                                   shapeOf(w.getRhs())}));
-  L.call("pdrt_where", {L.ctx(), L.address(w.getCond()), L.address(w.getLhs()),
-                        L.address(w.getRhs()), L.address(w), desc});
+  b.call(RuntimeFn::pdrt_where, {b.ctx(), b.address(w.getCond()), b.address(w.getLhs()),
+                        b.address(w.getRhs()), b.address(w), desc});
   return success();
 }
 
 /// pdrt_where_grad with the condition broadcast to the gradient.
-static LogicalResult lowerWhereGrad(StageLowering &L, WhereGradOp w) {
-  Value desc = L.descriptor(makeDescriptor(shapeOf(w), {shapeOf(w.getCond())}));
-  L.call("pdrt_where_grad",
-         {L.ctx(), L.address(w.getGrad()), L.address(w.getCond()), L.address(w),
-          desc, L.i32(w.getNegate())});
+static LogicalResult lowerWhereGrad(RuntimeCallBuilder &b, WhereGradOp w) {
+  Value desc = b.descriptor(makeDescriptor(shapeOf(w), {shapeOf(w.getCond())}));
+  b.call(RuntimeFn::pdrt_where_grad,
+         {b.ctx(), b.address(w.getGrad()), b.address(w.getCond()), b.address(w),
+          desc, b.i32(w.getNegate())});
   return success();
 }
 
-std::optional<LogicalResult> mlir::pd::lowerTensorOp(StageLowering &L,
-                                                     Operation *op) {
-  return TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
-      .Case<TransposeOp>([&](TransposeOp t) {
-        Value desc =
-            L.descriptor(permuteDescriptor(shapeOf(t.getInput()), t.getPerm()));
-        L.call("pdrt_permute", {L.ctx(), L.address(t.getInput()), L.address(t),
-                                desc, L.i64(elementBytes(t))});
-        return success();
-      })
-      .Case<ReshapeOp>([&](ReshapeOp r) {
-        L.call("pdrt_copy", {L.ctx(), L.address(r.getInput()), L.address(r),
-                             L.i64(numel(r) * elementBytes(r))});
-        return success();
-      })
-      .Case<GatherOp>([&](GatherOp g) { return lowerGather(L, g); })
-      .Case<GatherGradOp>([&](GatherGradOp g) { return lowerGatherGrad(L, g); })
-      .Case<BroadcastToOp>([&](BroadcastToOp bc) {
-        Value desc =
-            L.descriptor(makeDescriptor(shapeOf(bc), {shapeOf(bc.getInput())}));
-        L.call("pdrt_permute", {L.ctx(), L.address(bc.getInput()),
-                                L.address(bc), desc, L.i64(elementBytes(bc))});
-        return success();
-      })
-      .Case<BatchMatMulOp>(
-          [&](BatchMatMulOp mm) { return lowerBatchMatMul(L, mm); })
-      .Case<SliceOp>([&](SliceOp sl) { return lowerSlice(L, sl); })
-      .Case<SliceGradOp>([&](SliceGradOp sg) {
-        auto [strides, base] =
-            windowStrides(shapeOf(sg), sg.getStarts(), sg.getSteps());
-        L.call("pdrt_scatter",
-               {L.ctx(), L.address(sg.getGrad()), L.address(sg),
-                L.i64(numel(sg)), L.i64(base),
-                L.descriptor(viewDescriptor(shapeOf(sg.getGrad()), strides)),
-                L.i32(PDRT_SCATTER_ZERO_FIRST)});
-        return success();
-      })
-      .Case<ConcatOp>([&](ConcatOp c) { return lowerConcat(L, c); })
-      .Case<WhereOp>([&](WhereOp w) { return lowerWhere(L, w); })
-      .Case<WhereGradOp>([&](WhereGradOp w) { return lowerWhereGrad(L, w); })
-      .Case<GatherElementsOp>(
-          [&](GatherElementsOp g) { return lowerGatherElements(L, g); })
-      .Case<GatherElementsGradOp>([&](GatherElementsGradOp g) {
-        return lowerGatherElementsGrad(L, g);
-      })
-      .Case<CompareOp>([&](CompareOp c) { return lowerCompare(L, c); })
-      .Case<NotOp>([&](NotOp n) {
-        L.call("pdrt_not", {L.ctx(), L.address(n.getInput()), L.address(n),
-                            L.i64(numel(n))});
-        return success();
-      })
-      .Case<CastOp>([&](CastOp c) {
-        L.call("pdrt_cast", {L.ctx(), L.address(c.getInput()), L.address(c),
-                             L.i64(numel(c)), L.i32(dtypeCode(c.getInput())),
-                             L.i32(dtypeCode(c))});
-        return success();
-      })
+/// Adapts a `lower(builder, op)` function to RuntimePatterns::add.
+template <typename OpTy>
+static void addLowering(RuntimePatterns &patterns,
+                        LogicalResult (*lower)(RuntimeCallBuilder &, OpTy)) {
+  patterns.add<OpTy>(
+      [lower](OpTy op, RuntimeCallBuilder &b) { return lower(b, op); });
+}
 
-      .Default([](Operation *) { return std::nullopt; });
+void mlir::pd::populateTensorRuntimePatterns(RuntimePatterns &patterns) {
+  patterns.add<TransposeOp>([](TransposeOp t, RuntimeCallBuilder &b) {
+    Value desc =
+        b.descriptor(permuteDescriptor(shapeOf(t.getInput()), t.getPerm()));
+    b.call(RuntimeFn::pdrt_permute, {b.ctx(), b.address(t.getInput()),
+                                     b.address(t), desc,
+                                     b.i64(elementBytes(t))});
+    return success();
+  });
+  patterns.add<ReshapeOp>([](ReshapeOp r, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_copy, {b.ctx(), b.address(r.getInput()),
+                                  b.address(r),
+                                  b.i64(numel(r) * elementBytes(r))});
+    return success();
+  });
+  patterns.add<BroadcastToOp>([](BroadcastToOp bc, RuntimeCallBuilder &b) {
+    Value desc =
+        b.descriptor(makeDescriptor(shapeOf(bc), {shapeOf(bc.getInput())}));
+    b.call(RuntimeFn::pdrt_permute, {b.ctx(), b.address(bc.getInput()),
+                                     b.address(bc), desc,
+                                     b.i64(elementBytes(bc))});
+    return success();
+  });
+  patterns.add<SliceGradOp>([](SliceGradOp sg, RuntimeCallBuilder &b) {
+    auto [strides, base] =
+        windowStrides(shapeOf(sg), sg.getStarts(), sg.getSteps());
+    b.call(RuntimeFn::pdrt_scatter,
+           {b.ctx(), b.address(sg.getGrad()), b.address(sg), b.i64(numel(sg)),
+            b.i64(base),
+            b.descriptor(viewDescriptor(shapeOf(sg.getGrad()), strides)),
+            b.i32(PDRT_SCATTER_ZERO_FIRST)});
+    return success();
+  });
+  patterns.add<NotOp>([](NotOp n, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_not, {b.ctx(), b.address(n.getInput()),
+                                 b.address(n), b.i64(numel(n))});
+    return success();
+  });
+  patterns.add<CastOp>([](CastOp c, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_cast,
+           {b.ctx(), b.address(c.getInput()), b.address(c), b.i64(numel(c)),
+            b.i32(dtypeCode(c.getInput())), b.i32(dtypeCode(c))});
+    return success();
+  });
+  addLowering(patterns, lowerGather);
+  addLowering(patterns, lowerGatherGrad);
+  addLowering(patterns, lowerBatchMatMul);
+  addLowering(patterns, lowerSlice);
+  addLowering(patterns, lowerConcat);
+  addLowering(patterns, lowerWhere);
+  addLowering(patterns, lowerWhereGrad);
+  addLowering(patterns, lowerGatherElements);
+  addLowering(patterns, lowerGatherElementsGrad);
+  addLowering(patterns, lowerCompare);
 }

@@ -30,7 +30,6 @@ struct OutlineStagesPass
   void runOnOperation() override;
 };
 
-enum class Phase { Forward, Backward };
 
 /// Where an op of the training function runs.
 struct Home {
@@ -60,7 +59,7 @@ private:
     return isa<ParamRefOp, ConstantOp>(op);
   }
   Home homeOf(Operation *op) const {
-    auto stage = cast<IntegerAttr>(op->getAttr(kStageAttr)).getInt();
+    int64_t stage = *getContractInt<PDDialect::StageAttrHelper>(op);
     return {stage, op->hasAttr(kGradOfAttr) ? Phase::Backward : Phase::Forward};
   }
 
@@ -112,10 +111,7 @@ func::FuncOp Outliner::createFunc(int64_t stage, Phase phase, TypeRange args,
                      (phase == Phase::Forward ? "_forward" : "_backward");
   auto fn = b.create<func::FuncOp>(func.getLoc(), name,
                                    b.getFunctionType(args, results));
-  fn->setAttr(kStageAttr, b.getI64IntegerAttr(stage));
-  fn->setAttr(
-      PDDialect::PhaseAttrHelper::getNameStr(),
-      b.getStringAttr(phase == Phase::Forward ? "forward" : "backward"));
+  markStageFunction(fn, stage, phase);
   fn.addEntryBlock();
   return fn;
 }

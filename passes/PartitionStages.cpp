@@ -38,8 +38,18 @@ static int64_t opFlops(Operation *op) {
   return 0;
 }
 
-static int64_t getInt(Operation *op, StringRef name) {
-  return cast<IntegerAttr>(op->getAttr(name)).getInt();
+
+static int64_t opId(Operation *op) {
+  return *getContractInt<PDDialect::OpIdAttrHelper>(op);
+}
+static int64_t gradOf(Operation *op) {
+  return *getContractInt<PDDialect::GradOfAttrHelper>(op);
+}
+/// The forward op an op is or differentiates.
+static int64_t forwardId(Operation *op) {
+  if (auto id = getContractInt<PDDialect::OpIdAttrHelper>(op))
+    return *id;
+  return gradOf(op);
 }
 
 /// Counts the contiguous groups needed so that no group exceeds `limit`.
@@ -102,9 +112,9 @@ void PartitionStagesPass::runOnOperation() {
   DenseMap<int64_t, int64_t> cost;
   for (Operation &op : body.without_terminator()) {
     if (op.hasAttr(kOpIdAttr))
-      cost[getInt(&op, kOpIdAttr)] += opFlops(&op);
+      cost[opId(&op)] += opFlops(&op);
     else if (op.hasAttr(kGradOfAttr))
-      cost[getInt(&op, kGradOfAttr)] += opFlops(&op);
+      cost[gradOf(&op)] += opFlops(&op);
     else {
       op.emitError("pd-partition-stages: op is neither forward (pd.op_id) nor "
                    "gradient (pd.grad_of); run pd-autodiff first");
@@ -118,7 +128,7 @@ void PartitionStagesPass::runOnOperation() {
   for (Operation &op : body.without_terminator())
     if (op.hasAttr(kOpIdAttr) && op.getNumOperands() > 0) {
       heavy.push_back(&op);
-      heavyCost.push_back(std::max<int64_t>(cost[getInt(&op, kOpIdAttr)], 1));
+      heavyCost.push_back(std::max<int64_t>(cost[opId(&op)], 1));
     }
   if (numStages < 1 || static_cast<int64_t>(heavy.size()) < numStages) {
     func.emitError("pd-partition-stages: cannot split ")
@@ -129,7 +139,7 @@ void PartitionStagesPass::runOnOperation() {
   SmallVector<int64_t> group = balancedSplit(heavyCost, numStages);
   DenseMap<int64_t, int64_t> stageOfId;
   for (auto [op, g] : llvm::zip(heavy, group))
-    stageOfId[getInt(op, kOpIdAttr)] = g;
+    stageOfId[opId(op)] = g;
 
   // Sources (parameter reads, constants, no operands) follow their users.
   for (Operation &op : body.without_terminator()) {
@@ -138,7 +148,7 @@ void PartitionStagesPass::runOnOperation() {
     std::set<int64_t> stages;
     for (Operation *user : op.getUsers())
       if (user->hasAttr(kOpIdAttr))
-        stages.insert(stageOfId[getInt(user, kOpIdAttr)]);
+        stages.insert(stageOfId[opId(user)]);
     // A tied parameter (embedding and LM head) is fine: each of its
     // pd.param_ref reads stays with its users and every stage that reads it
     // owns a copy. One read feeding several stages is not: its gradient was
@@ -151,11 +161,11 @@ void PartitionStagesPass::runOnOperation() {
              "per use";
       return signalPassFailure();
     }
-    stageOfId[getInt(&op, kOpIdAttr)] = stages.empty() ? 0 : *stages.begin();
+    stageOfId[opId(&op)] = stages.empty() ? 0 : *stages.begin();
   }
 
   for (Operation &op : body.without_terminator()) {
-    int64_t id = getInt(&op, op.hasAttr(kOpIdAttr) ? kOpIdAttr : kGradOfAttr);
+    int64_t id = forwardId(&op);
     op.setAttr(kStageAttr, b.getI64IntegerAttr(stageOfId.lookup(id)));
   }
   module->setAttr(PDDialect::NumStagesAttrHelper::getNameStr(),

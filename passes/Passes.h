@@ -7,7 +7,7 @@
 #ifndef PD_PASSES_PASSES_H
 #define PD_PASSES_PASSES_H
 
-#include "dialects/PD/IR/PDDialect.h"
+#include "dialects/PD/IR/PDEnumOptions.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

@@ -163,12 +163,16 @@ def AllocateBuffersPass : Pass<"pd-allocate-buffers", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"schedule", "schedule", "std::string", "\"2bw\"",
-           "Pipeline schedule: 2bw, flush or gpipe.">,
+    Option<"schedule", "schedule", "::mlir::pd::Schedule",
+           "::mlir::pd::Schedule::TwoBW",
+           "Pipeline schedule: 2bw, flush or gpipe.",
+           "::mlir::pd::scheduleChoices()">,
     Option<"microbatches", "microbatches", "int64_t", "0",
            "Microbatches per batch (m); 0 means the number of stages.">,
-    Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
-           "Optimizer: sgd, momentum, adam or adamw.">
+    Option<"optimizer", "optimizer", "::mlir::pd::Optimizer",
+           "::mlir::pd::Optimizer::SGD",
+           "Optimizer: sgd, momentum, adam or adamw.",
+           "::mlir::pd::optimizerChoices()">
   ];
 }
 

@@ -22,7 +22,7 @@ static json::Array toArray(const std::vector<int64_t> &values) {
 }
 
 static json::Object optimizerJson(const CompilerOptions &o) {
-  return json::Object{{"name", o.optimizer},   {"lr", o.lr},
+  return json::Object{{"name", stringifyOptimizer(o.optimizer)},   {"lr", o.lr},
                       {"momentum", o.momentum}, {"beta1", o.beta1},
                       {"beta2", o.beta2},       {"eps", o.eps},
                       {"weight_decay", o.weightDecay}};
@@ -75,7 +75,7 @@ std::string mlir::pd::buildStageManifest(const StageInfo &info,
                         {"stage", info.stage},
                         {"stages", o.stages},
                         {"replicas", o.replicas},
-                        {"schedule", o.schedule},
+                        {"schedule", stringifySchedule(o.schedule)},
                         {"microbatch", o.microbatch},
                         {"microbatches", o.microbatches},
                         {"optimizer", optimizerJson(o)},
@@ -107,7 +107,7 @@ double mlir::pd::predictStepSeconds(ArrayRef<StageInfo> stages,
   double rate = deviceFlopsPerSecond(o.deviceSpec), slowest = 0;
   for (const StageInfo &s : stages)
     slowest = std::max(slowest, (s.forwardFlops + s.backwardFlops) / rate);
-  double slots = o.schedule == "2bw" ? o.microbatches
+  double slots = o.schedule == Schedule::TwoBW ? o.microbatches
                                      : o.microbatches + o.stages - 1;
   return slots * slowest;
 }
@@ -127,7 +127,7 @@ json::Value mlir::pd::buildPlanJson(ArrayRef<StageInfo> stages,
         {"stash", r.stashSlot * r.stashSlots},
         {"workspace", r.workspace},
         {"comm", r.comm}});
-    recompute.push_back(o.recompute == "full" ? "full" : "none");
+    recompute.push_back(o.recompute == Recompute::Full ? "full" : "none");
     json::Array names;
     for (const StageParam &p : s.params)
       names.push_back(p.name);
@@ -151,13 +151,13 @@ json::Value mlir::pd::buildPlanJson(ArrayRef<StageInfo> stages,
       {"format", "pdc-plan"},
       {"version", 1},
       {"model", o.modelPath},
-      {"target", o.target},
+      {"target", stringifyTarget(o.target)},
       {"stages", o.stages},
       {"replicas", o.replicas},
       {"microbatch", o.microbatch},
       {"microbatches", o.microbatches},
       {"global_batch", batch},
-      {"schedule", o.schedule},
+      {"schedule", stringifySchedule(o.schedule)},
       {"optimizer", optimizerJson(o)},
       {"recompute", std::move(recompute)},
       {"stage_ops", std::move(stageOps)},

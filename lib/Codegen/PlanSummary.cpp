@@ -33,7 +33,8 @@ void mlir::pd::printPlanSummary(ArrayRef<StageInfo> stages,
   os << "plan: " << o.stages << " stage(s) x " << o.replicas
      << " replica(s), microbatch " << o.microbatch << ", " << o.microbatches
      << " microbatches (global batch " << batch << "), schedule "
-     << o.schedule << ", optimizer " << o.optimizer << "\n";
+     << stringifySchedule(o.schedule) << ", optimizer "
+     << stringifyOptimizer(o.optimizer) << "\n";
   for (const StageInfo &s : stages) {
     const StageRegions &r = s.regions;
     os << "  stage " << s.stage << ": " << s.params.size() << " params, "

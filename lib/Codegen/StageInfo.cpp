@@ -100,9 +100,8 @@ static LogicalResult collectState(ModuleOp module, func::FuncOp fwd,
 
 FailureOr<StageInfo> mlir::pd::collectStageInfo(ModuleOp module,
                                                 int64_t stage) {
-  std::string prefix = "stage" + std::to_string(stage);
-  auto fwd = module.lookupSymbol<func::FuncOp>(prefix + "_forward");
-  auto bwd = module.lookupSymbol<func::FuncOp>(prefix + "_backward");
+  func::FuncOp fwd = lookupStageFunction(module, stage, Phase::Forward);
+  func::FuncOp bwd = lookupStageFunction(module, stage, Phase::Backward);
   if (!fwd || !bwd)
     return module.emitError("no functions for stage ") << stage;
   StageInfo info;

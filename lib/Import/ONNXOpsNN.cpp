@@ -30,11 +30,13 @@ static LogicalResult importGelu(NodeBinder &b) {
   if (b.expectOutputs(1) || b.f32Operand(input, 0) ||
       b.attr(approximate, "approximate", "none"))
     return failure();
-  if (approximate != "none" && approximate != "tanh")
+  std::optional<GeluApproximation> form = symbolizeGeluApproximation(approximate);
+  if (!form)
     return b.emitError() << "approximate must be \"none\" or \"tanh\", got \""
                          << approximate << "\"";
   Value result = b.builder().create<GeluOp>(
-      b.loc(), input.getType(), input, b.builder().getStringAttr(approximate));
+      b.loc(), input.getType(), input,
+      GeluApproximationAttr::get(b.builder().getContext(), *form));
   return b.setResult(0, result);
 }
 

@@ -11,6 +11,7 @@
 #include "PlanDirectory.h"
 #include "dialects/PD/IR/PDOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "pd/Pipeline/Pipeline.h"
 #include "pd/Codegen/Codegen.h"
 #include "llvm/Support/FileSystem.h"
@@ -23,12 +24,14 @@ using namespace mlir::pd;
 /// and rejects combinations that cannot run.
 static LogicalResult resolveOptions(ModuleOp module, CompilerOptions &o) {
   Location loc = module.getLoc();
-  if (o.target != "cpu")
+  if (o.target != TargetKind::CPU)
     return emitError(loc, "--target ")
-           << o.target << " is not supported by this build; use --target cpu";
-  if (o.recompute != "none")
+           << stringifyTarget(o.target)
+           << " is not supported by this build; use --target cpu";
+  if (o.recompute != Recompute::None)
     return emitError(loc, "--recompute ")
-           << o.recompute << " is not supported yet; use --recompute none";
+           << stringifyRecompute(o.recompute)
+           << " is not supported yet; use --recompute none";
   if (o.replicas == 0)
     o.replicas = (o.devices && o.stages) ? o.devices / o.stages : 1;
   if (o.stages == 0)
@@ -39,7 +42,7 @@ static LogicalResult resolveOptions(ModuleOp module, CompilerOptions &o) {
            << " x --replicas " << o.replicas;
   if (o.microbatches == 0)
     o.microbatches = o.stages;
-  if (o.schedule == "2bw" && o.microbatches < o.stages)
+  if (o.schedule == Schedule::TwoBW && o.microbatches < o.stages)
     return emitError(loc, "--schedule 2bw needs --microbatches (")
            << o.microbatches << ") >= --stages (" << o.stages << ")";
   auto main = module.lookupSymbol<func::FuncOp>("main");
@@ -54,18 +57,26 @@ static LogicalResult resolveOptions(ModuleOp module, CompilerOptions &o) {
   return success();
 }
 
-/// Runs `pm` and, if `phase` is the one --emit asked for, prints the module.
-static FailureOr<bool> runPhase(PassManager &pm, ModuleOp module,
-                                StringRef phase, const CompilerOptions &o,
-                                llvm::raw_ostream &out) {
-  if (failed(pm.run(module)))
+/// Runs the MLIR phases in one pass manager, up to the one --emit asks for
+/// (all three otherwise), with the pass-manager flags of the command line
+/// (--mlir-print-ir-after-all, --mlir-timing, ...) applied.
+static LogicalResult runPhases(ModuleOp module, const CompilerOptions &o) {
+  TrainingPipelineOptions phases;
+  phases.stages = o.stages;
+  phases.microbatches = o.microbatches;
+  phases.schedule = o.schedule;
+  phases.optimizer = o.optimizer;
+  PassManager pm(module.getContext());
+  pm.enableVerifier(true);
+  if (failed(applyPassManagerCLOptions(pm)))
     return failure();
-  pm.clear();
-  if (o.emit != phase)
-    return false;
-  module.print(out);
-  out << "\n";
-  return true;
+  applyDefaultTimingPassManagerCLOptions(pm);
+  addAutodiffPhase(pm);
+  if (o.emit != EmitKind::MLIRGrad)
+    addStagesPhase(pm, phases);
+  if (o.emit != EmitKind::MLIRGrad && o.emit != EmitKind::MLIRStages)
+    addBuffersPhase(pm, phases);
+  return pm.run(module);
 }
 
 static LogicalResult checkMemory(ModuleOp module, ArrayRef<StageInfo> stages,
@@ -115,26 +126,14 @@ LogicalResult mlir::pd::runCompiler(ModuleOp module,
                                     const CompilerOptions &options,
                                     llvm::raw_ostream &out) {
   CompilerOptions o = options;
-  if (failed(resolveOptions(module, o)))
+  if (failed(resolveOptions(module, o)) || failed(runPhases(module, o)))
     return failure();
-  TrainingPipelineOptions phases;
-  phases.stages = o.stages;
-  phases.microbatches = o.microbatches;
-  phases.schedule = o.schedule;
-  phases.optimizer = o.optimizer;
-  PassManager pm(module.getContext());
-  addAutodiffPhase(pm);
-  FailureOr<bool> done = runPhase(pm, module, "mlir-grad", o, out);
-  if (failed(done) || *done)
-    return done;
-  addStagesPhase(pm, phases);
-  done = runPhase(pm, module, "mlir-stages", o, out);
-  if (failed(done) || *done)
-    return done;
-  addBuffersPhase(pm, phases);
-  done = runPhase(pm, module, "mlir-buffers", o, out);
-  if (failed(done) || *done)
-    return done;
+  if (o.emit == EmitKind::MLIRGrad || o.emit == EmitKind::MLIRStages ||
+      o.emit == EmitKind::MLIRBuffers) {
+    module.print(out);
+    out << "\n";
+    return success();
+  }
 
   SmallVector<StageInfo> stages;
   for (int64_t s = 0; s < o.stages; ++s) {
@@ -148,14 +147,12 @@ LogicalResult mlir::pd::runCompiler(ModuleOp module,
   std::string plan;
   llvm::raw_string_ostream planOs(plan);
   planOs << llvm::formatv("{0:2}", buildPlanJson(stages, o)) << "\n";
-  if (o.emit == "plan") {
+  if (o.emit == EmitKind::Plan) {
     out << plan;
     return success();
   }
-  if (o.emit == "llvm")
+  if (o.emit == EmitKind::LLVM)
     return emitLLVM(module, stages, o, out);
-  if (!o.emit.empty())
-    return emitError(module.getLoc(), "unknown --emit phase '") << o.emit << "'";
 
   auto dir = PlanDirectory::create(module.getLoc(), o.outputDir);
   if (failed(dir) || failed(dir->writeFile("plan.json", plan)))

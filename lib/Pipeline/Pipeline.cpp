@@ -54,12 +54,13 @@ struct TrainingPipelineCLOptions
       *this, "microbatches",
       llvm::cl::desc("Microbatches per batch (0: the number of stages)"),
       llvm::cl::init(0)};
-  Option<std::string> schedule{*this, "schedule",
-                               llvm::cl::desc("2bw, flush or gpipe"),
-                               llvm::cl::init("2bw")};
-  Option<std::string> optimizer{*this, "optimizer",
-                                llvm::cl::desc("sgd, momentum, adam, adamw"),
-                                llvm::cl::init("sgd")};
+  Option<Schedule> schedule{*this, "schedule",
+                            llvm::cl::desc("2bw, flush or gpipe"),
+                            llvm::cl::init(Schedule::TwoBW), scheduleChoices()};
+  Option<Optimizer> optimizer{*this, "optimizer",
+                              llvm::cl::desc("sgd, momentum, adam, adamw"),
+                              llvm::cl::init(Optimizer::SGD),
+                              optimizerChoices()};
 };
 } // namespace
 

@@ -52,7 +52,7 @@ func.func @main(%x: tensor<4x8xf32> {pd.input_name = "x"}, %y: tensor<4xi64> {pd
 // IR: pd.param @w2 {onnx_name = "fc2.weight", pd.owners = array<i64: 1>}
 // IR: func.func @stage0_forward() {{.*}}pd.params = {b1 = array<i64: 512, 512, 512>, w1 = array<i64: 0, 0, 0>}
 // IR-SAME: pd.regions = {comm = 0 : i64, grads = 576 : i64, optimizer = 576 : i64, stash_slot = 384 : i64, stash_slots = 2 : i64, state = 0 : i64, weight_versions = 1 : i64, weights = 576 : i64, workspace = 512 : i64}
-// IR: pd.input 0 "x" {pd.buffer = #pd.buffer<"stash", 256>}
-// IR: func.func @stage0_backward(%arg0: tensor<4x16xf32> {pd.buffer = #pd.buffer<"stash", 0>}, %arg1: tensor<4x8xf32> {pd.buffer = #pd.buffer<"stash", 256>})
-// IR: pd.matmul %{{.+}}, %arg1 {pd.accumulate, pd.buffer = #pd.buffer<"grads", 0>, transpose_lhs}
+// IR: pd.input 0 "x" {pd.buffer = #pd.buffer<stash, 256>}
+// IR: func.func @stage0_backward(%arg0: tensor<4x16xf32> {pd.buffer = #pd.buffer<stash, 0>}, %arg1: tensor<4x8xf32> {pd.buffer = #pd.buffer<stash, 256>})
+// IR: pd.matmul %{{.+}}, %arg1 {pd.accumulate, pd.buffer = #pd.buffer<grads, 0>, transpose_lhs}
 // IR: pd.accumulate_grad @b1, %{{.+}} {pd.grad_offset = 512 : i64}

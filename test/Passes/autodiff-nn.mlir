@@ -24,7 +24,7 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<f32> {
   // CHECK: %[[QC:.+]] = pd.mul %[[Q]], %{{.+}} {pd.grad_of = 5 : i64}
   // CHECK: %[[NEG:.+]] = pd.scale %[[QC]], -1.000000e+00 {pd.grad_of = 5 : i64}
   // CHECK: pd.sum_to %[[NEG]] {pd.grad_of = 5 : i64} : tensor<4x8xf32> -> tensor<8xf32>
-  // CHECK: %[[DE:.+]] = pd.unary_grad %[[Q]], %{{.+}}, %{{.+}} {kind = 2 : i64, pd.grad_of = 4 : i64}
+  // CHECK: %[[DE:.+]] = pd.unary_grad %[[Q]], %{{.+}}, %{{.+}} {kind = #pd.unary_kind<exp>, pd.grad_of = 4 : i64}
   // CHECK: %{{.+}}, %[[DG:.+]], %[[DB:.+]] = pd.layer_norm_grad %[[DE]], %{{.+}}, %{{.+}} {axis = 1 : i64, {{.*}}pd.grad_of = 3 : i64}
   // CHECK: pd.accumulate_grad @b, %[[DB]]
   return %l : tensor<f32>

@@ -213,11 +213,11 @@ func.func @not_gelu(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, t
 
 // GELU's tanh approximation as torch.onnx exports F.gelu(approximate="tanh")
 // (x * (x * x)) and as Hugging Face's NewGELU reads (pow 3): one pd.gelu
-// {approximate = "tanh"} each.
+// {approximate = #pd.gelu<tanh>} each.
 // CHECK-LABEL: func.func @tanh_gelu_forms
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>
-// CHECK-NEXT: %[[A:.*]] = pd.gelu %[[X]] {approximate = "tanh"} : tensor<2x3xf32>
-// CHECK-NEXT: %[[B:.*]] = pd.gelu %[[A]] {approximate = "tanh"} : tensor<2x3xf32>
+// CHECK-NEXT: %[[A:.*]] = pd.gelu %[[X]] {approximate = #pd.gelu<tanh>} : tensor<2x3xf32>
+// CHECK-NEXT: %[[B:.*]] = pd.gelu %[[A]] {approximate = #pd.gelu<tanh>} : tensor<2x3xf32>
 // CHECK-NEXT: return %[[B]]
 func.func @tanh_gelu_forms(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %k = pd.constant dense<4.471500e-02> : tensor<f32>

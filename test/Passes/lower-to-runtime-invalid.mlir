@@ -2,12 +2,12 @@
 
 // Tests that lowering needs buffer assignments.
 module attributes {pd.num_stages = 1 : i64} {
-  func.func @stage0_forward() attributes {pd.stage = 0 : i64} {
+  func.func @stage0_forward() attributes {pd.phase = #pd.phase<forward>, pd.stage = 0 : i64} {
     // expected-error @+1 {{pd-lower-to-runtime: result has no buffer}}
     %0 = pd.input 0 "x" : tensor<4xf32>
     return
   }
-  func.func @stage0_backward() attributes {pd.stage = 0 : i64} {
+  func.func @stage0_backward() attributes {pd.phase = #pd.phase<backward>, pd.stage = 0 : i64} {
     return
   }
 }

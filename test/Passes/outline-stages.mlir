@@ -22,7 +22,7 @@ func.func @main(%x: tensor<4x8xf32> {pd.input_name = "x"}, %y: tensor<4xi64> {pd
 
 // CHECK-NOT: func.func @main
 // CHECK-LABEL: func.func @stage0_forward() -> (tensor<4x16xf32>, tensor<4x8xf32>)
-// CHECK-SAME: pd.phase = "forward", pd.stage = 0
+// CHECK-SAME: pd.phase = #pd.phase<forward>, pd.stage = 0
 // CHECK: %[[X:.+]] = pd.input 0 "x" : tensor<4x8xf32>
 // CHECK: %[[W1:.+]] = pd.param_ref @w1
 // CHECK: pd.matmul %[[X]], %[[W1]]

@@ -38,7 +38,7 @@ struct TestPrintBufferAssignmentPass
 static void printValue(llvm::raw_ostream &os, int64_t stage, StringRef phase,
                        StringRef what, Value v, BufferAttr buffer) {
   os << "stage = " << stage << ", func = " << phase << ", value = " << what
-     << ", region = " << (buffer ? buffer.getRegion() : "none")
+     << ", region = " << (buffer ? stringifyArenaRegion(buffer.getRegion()) : "none")
      << ", offset = " << (buffer ? buffer.getOffset() : -1)
      << ", size = " << getTensorBytes(v.getType()) << "\n";
 }
@@ -48,15 +48,15 @@ void TestPrintBufferAssignmentPass::runOnOperation() {
   llvm::raw_ostream &os = llvm::outs();
   for (func::FuncOp fn : module.getOps<func::FuncOp>()) {
     auto stage = fn->getAttrOfType<IntegerAttr>(kStageAttr);
-    auto phase = fn->getAttrOfType<StringAttr>("pd.phase");
+    auto phase = PDDialect::PhaseAttrHelper(fn.getContext()).getAttr(fn);
     if (!stage || !phase)
       continue;
     for (BlockArgument arg : fn.getArguments())
-      printValue(os, stage.getInt(), phase, "arg" + std::to_string(arg.getArgNumber()),
+      printValue(os, stage.getInt(), stringifyPhase(phase.getValue()), "arg" + std::to_string(arg.getArgNumber()),
                  arg, getBuffer(arg));
     fn.walk([&](Operation *op) {
       for (Value v : op->getResults())
-        printValue(os, stage.getInt(), phase, op->getName().getStringRef(), v,
+        printValue(os, stage.getInt(), stringifyPhase(phase.getValue()), op->getName().getStringRef(), v,
                    getBuffer(v));
     });
   }

@@ -18,6 +18,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -36,25 +37,64 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory pdcCategory("pdc options");
 
+/// An enumerated option's parser whose error is pdc's one line:
+/// `pdc: error: invalid --NAME 'VALUE' (expected a, b or c)`.
+template <typename E>
+class ChoiceParser : public cl::parser<E> {
+public:
+  using cl::parser<E>::parser;
+
+  bool parse(cl::Option &option, StringRef name, StringRef arg, E &value) {
+    std::string list;
+    for (auto [i, choice] : llvm::enumerate(this->Values)) {
+      if (choice.Name == arg) {
+        value = choice.V.getValue();
+        return false;
+      }
+      list += (i == 0                         ? ""
+               : i + 1 == this->Values.size() ? " or "
+                                              : ", ") +
+              choice.Name.str();
+    }
+    llvm::errs() << "pdc: error: invalid --" << name << " '" << arg
+                 << "' (expected " << list << ")\n";
+    return true;
+  }
+};
+
 static cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
                                           cl::desc("<model.onnx>"),
                                           cl::cat(pdcCategory));
 static cl::opt<std::string> outputDir("o", cl::desc("Plan directory to write"),
                                       cl::value_desc("dir"),
                                       cl::cat(pdcCategory));
-static cl::opt<std::string>
-    emit("emit",
-         cl::desc("Print the IR after a phase instead of writing the plan: "
-                  "mlir-import, mlir-grad, mlir-stages, mlir-buffers, llvm "
-                  "or plan"),
-         cl::cat(pdcCategory));
+static cl::opt<pd::EmitKind, false, ChoiceParser<pd::EmitKind>> emit(
+    "emit", cl::desc("Print one phase's output instead of writing the plan"),
+    cl::init(pd::EmitKind::PlanDirectory),
+    cl::values(
+        clEnumValN(pd::EmitKind::MLIRImport, "mlir-import",
+                   "the imported pd module"),
+        clEnumValN(pd::EmitKind::MLIRGrad, "mlir-grad", "after autodiff"),
+        clEnumValN(pd::EmitKind::MLIRStages, "mlir-stages",
+                   "after partitioning and outlining"),
+        clEnumValN(pd::EmitKind::MLIRBuffers, "mlir-buffers",
+                   "after buffer allocation"),
+        clEnumValN(pd::EmitKind::LLVM, "llvm", "every stage's LLVM IR"),
+        clEnumValN(pd::EmitKind::Plan, "plan", "plan.json")),
+    cl::cat(pdcCategory));
 static cl::opt<bool> planOnly("plan-only",
                               cl::desc("Write plan.json without codegen"),
                               cl::cat(pdcCategory));
 
 // Cluster.
-static cl::opt<std::string> target("target", cl::desc("cpu or cuda"),
-                                   cl::init("cpu"), cl::cat(pdcCategory));
+static cl::opt<pd::TargetKind, false, ChoiceParser<pd::TargetKind>> target(
+    "target", cl::desc("Hardware of the stage executables"),
+    cl::init(pd::TargetKind::CPU),
+    cl::values(clEnumValN(pd::TargetKind::CPU, "cpu",
+                          "OpenBLAS kernels, MPI between ranks"),
+               clEnumValN(pd::TargetKind::CUDA, "cuda",
+                          "CUDA kernels, NCCL between GPUs")),
+    cl::cat(pdcCategory));
 static cl::opt<int64_t> devices("devices", cl::desc("Number of devices"),
                                 cl::init(0), cl::cat(pdcCategory));
 static cl::opt<std::string>
@@ -78,23 +118,32 @@ static cl::opt<int64_t> replicas("replicas", cl::desc("Pipeline width w"),
 static cl::list<std::string>
     dimValues("dim", cl::desc("Size of a symbolic input dimension, NAME=N "
                               "(repeatable)"),
-              cl::value_desc("NAME=N"));
+              cl::value_desc("NAME=N"), cl::cat(pdcCategory));
 static cl::opt<int64_t> microbatch("microbatch", cl::desc("Microbatch size b"),
                                    cl::init(0), cl::cat(pdcCategory));
 static cl::opt<int64_t> microbatches("microbatches",
                                      cl::desc("Microbatches per batch m"),
                                      cl::init(0), cl::cat(pdcCategory));
-static cl::opt<std::string> recompute("recompute",
-                                      cl::desc("none, full or auto"),
-                                      cl::init("none"), cl::cat(pdcCategory));
-static cl::opt<std::string> schedule("schedule",
-                                     cl::desc("2bw, flush or gpipe"),
-                                     cl::init("2bw"), cl::cat(pdcCategory));
+static cl::opt<pd::Recompute, false, ChoiceParser<pd::Recompute>> recompute(
+    "recompute", cl::desc("Activation recomputation"),
+    cl::init(pd::Recompute::None),
+    cl::values(clEnumValN(pd::Recompute::None, "none", "stash activations"),
+               clEnumValN(pd::Recompute::Full, "full",
+                          "rerun each stage's forward before its backward"),
+               clEnumValN(pd::Recompute::Auto, "auto",
+                          "the planner decides per stage")),
+    cl::cat(pdcCategory));
+static cl::opt<pd::Schedule, false, ChoiceParser<pd::Schedule>> schedule("schedule",
+                                      cl::desc("Pipeline schedule"),
+                                      cl::init(pd::Schedule::TwoBW),
+                                      pd::scheduleChoices(),
+                                      cl::cat(pdcCategory));
 
 // Optimizer.
-static cl::opt<std::string> optimizer("optimizer",
-                                      cl::desc("sgd, momentum, adam or adamw"),
-                                      cl::init("sgd"), cl::cat(pdcCategory));
+static cl::opt<pd::Optimizer, false, ChoiceParser<pd::Optimizer>> optimizer("optimizer", cl::desc("Optimizer"),
+                                        cl::init(pd::Optimizer::SGD),
+                                        pd::optimizerChoices(),
+                                        cl::cat(pdcCategory));
 static cl::opt<double> lr("lr", cl::desc("Learning rate"), cl::init(0.01),
                           cl::cat(pdcCategory));
 static cl::opt<double> momentum("momentum", cl::init(0.9),
@@ -150,21 +199,6 @@ static std::optional<int64_t> parseSize(StringRef text) {
   return static_cast<int64_t>(std::llround(value * *scale));
 }
 
-/// Checks that `value` of option `name` is one of `choices`.
-static LogicalResult checkChoice(StringRef name, StringRef value,
-                                 ArrayRef<StringRef> choices) {
-  if (llvm::is_contained(choices, value))
-    return success();
-  std::string list;
-  for (auto [i, choice] : llvm::enumerate(choices))
-    list += (i == 0                    ? ""
-             : i + 1 == choices.size() ? " or "
-                                       : ", ") +
-            choice.str();
-  return optionError("invalid --" + name + " '" + value + "' (expected " +
-                     list + ")");
-}
-
 /// Checks that integer option `name` is not negative.
 static LogicalResult checkCount(StringRef name, int64_t value) {
   if (value >= 0)
@@ -175,17 +209,6 @@ static LogicalResult checkCount(StringRef name, int64_t value) {
 
 /// Validates the enumerated and numeric options.
 static LogicalResult checkOptions() {
-  if (failed(checkChoice("target", target, {"cpu", "cuda"})) ||
-      failed(checkChoice("recompute", recompute, {"none", "full", "auto"})) ||
-      failed(checkChoice("schedule", schedule, {"2bw", "flush", "gpipe"})) ||
-      failed(checkChoice("optimizer", optimizer,
-                         {"sgd", "momentum", "adam", "adamw"})))
-    return failure();
-  if (!emit.empty() &&
-      failed(checkChoice("emit", emit,
-                         {"mlir-import", "mlir-grad", "mlir-stages",
-                          "mlir-buffers", "llvm", "plan"})))
-    return failure();
   std::pair<StringRef, int64_t> counts[] = {
       {"devices", devices},
       {"nodes", nodes},
@@ -200,7 +223,7 @@ static LogicalResult checkOptions() {
   if (!(lr > 0.0) || eps < 0.0 || weightDecay < 0.0)
     return optionError("invalid optimizer settings: --lr must be positive, "
                        "--eps and --weight-decay non-negative");
-  if (outputDir.empty() && emit.empty())
+  if (outputDir.empty() && emit == pd::EmitKind::PlanDirectory)
     return optionError("no output directory: pass -o PLAN_DIR (or --emit)");
   if (planOnly && outputDir.empty())
     return optionError("--plan-only writes plan.json: pass -o PLAN_DIR");
@@ -324,7 +347,7 @@ static LogicalResult executePdc(MLIRContext &context,
   auto module = pd::importONNXFile(inputFilename, context, importOpts);
   if (failed(module))
     return failure();
-  if (opts.emit == "mlir-import") {
+  if (opts.emit == pd::EmitKind::MLIRImport) {
     (*module)->print(llvm::outs());
     llvm::outs() << "\n";
     return success();
@@ -332,12 +355,33 @@ static LogicalResult executePdc(MLIRContext &context,
   return pd::runCompiler(**module, opts, llvm::outs());
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM y(argc, argv);
+/// The MLIR flags that apply to pdc's pass pipeline, listed by --help.
+static bool isDebugOption(StringRef name) {
+  return name.starts_with("mlir-print-ir") ||
+         llvm::is_contained({"mlir-timing", "mlir-timing-display",
+                             "mlir-pass-statistics", "mlir-print-debuginfo",
+                             "mlir-disable-threading",
+                             "mlir-elide-elementsattrs-if-larger"},
+                            name);
+}
+
+/// Registers MLIR's pass-manager, context and printer flags; --help shows
+/// pdc's options and those flags, every other LLVM option stays hidden.
+static void registerCommandLine() {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
-  cl::HideUnrelatedOptions({&pdcCategory, &cl::getGeneralCategory()});
+  registerDefaultTimingManagerCLOptions();
+  static cl::OptionCategory debugCategory("pdc debugging options (MLIR)");
+  for (auto &entry : cl::getRegisteredOptions())
+    if (isDebugOption(entry.getKey()))
+      entry.getValue()->addCategory(debugCategory);
+  cl::HideUnrelatedOptions({&pdcCategory, &debugCategory});
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  registerCommandLine();
   cl::ParseCommandLineOptions(argc, argv,
                               "pdc: ahead-of-time compiler for "
                               "pipeline-parallel training\n");

@@ -16,6 +16,8 @@ using namespace mlir::pd;
 #include "dialects/PD/IR/PDOpsDialect.cpp.inc"
 #include "dialects/PD/IR/PDInterfaces.cpp.inc"
 
+#include "dialects/PD/IR/PDEnums.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "dialects/PD/IR/PDAttrs.cpp.inc"
 
@@ -72,11 +74,12 @@ verifyContractAttr(function_ref<InFlightDiagnostic()> emitError,
     return is(isa<IntegerAttr>(value) &&
                   cast<IntegerAttr>(value).getValue().isStrictlyPositive(),
               "a positive integer");
-  if (name == D::PhaseAttrHelper::getNameStr()) {
-    auto s = dyn_cast<StringAttr>(value);
-    return is(s && (s.getValue() == "forward" || s.getValue() == "backward"),
-              "\"forward\" or \"backward\"");
-  }
+  if (name == D::PhaseAttrHelper::getNameStr())
+    return is(isa<PhaseAttr>(value), "a #pd.phase");
+  if (name == D::ScheduleAttrHelper::getNameStr())
+    return is(isa<ScheduleAttr>(value), "a #pd.schedule");
+  if (name == D::OptimizerAttrHelper::getNameStr())
+    return is(isa<OptimizerAttr>(value), "a #pd.optimizer");
   if (name == D::OwnersAttrHelper::getNameStr())
     return is(isa<DenseI64ArrayAttr>(value), "an array of stages");
   if (name == D::AccumulateAttrHelper::getNameStr())
@@ -111,14 +114,10 @@ LogicalResult PDDialect::verifyRegionArgAttribute(Operation *op,
   return verifyContractAttr([&]() { return op->emitError(); }, attr);
 }
 
-/// A buffer lives in one of the arena regions pd-allocate-buffers knows,
-/// at a non-negative byte offset.
+/// A buffer lives at a non-negative byte offset of its region (the region
+/// is a #pd.region, checked by its parser).
 LogicalResult BufferAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                 StringRef region, int64_t offset) {
-  if (!llvm::is_contained(
-          {"weights", "grads", "stash", "workspace", "comm", "state"}, region))
-    return emitError() << "unknown buffer region '" << region
-                       << "' (weights, grads, stash, workspace, comm, state)";
+                                 ArenaRegion region, int64_t offset) {
   if (offset < 0)
     return emitError() << "buffer offset " << offset << " is negative";
   return success();

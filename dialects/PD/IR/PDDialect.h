@@ -11,8 +11,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Dialect.h"
 
-// The attribute classes come first: the dialect's discardable-attribute
+// The enumerations (PDEnums.td) and the attribute classes come first: the dialect's discardable-attribute
 // helpers (PDOps.td) are typed with them.
+#include "dialects/PD/IR/PDEnums.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "dialects/PD/IR/PDAttrs.h.inc"
 

@@ -96,6 +96,26 @@ void mlir::pd::setBuffer(Value v, BufferAttr buffer) {
   op->setAttr(kBuffers, ArrayAttr::get(v.getContext(), all));
 }
 
+func::FuncOp mlir::pd::lookupStageFunction(ModuleOp module, int64_t stage,
+                                           Phase phase) {
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    auto stageAttr = PDDialect::StageAttrHelper(fn.getContext()).getAttr(fn);
+    auto phaseAttr = PDDialect::PhaseAttrHelper(fn.getContext()).getAttr(fn);
+    if (stageAttr && phaseAttr && stageAttr.getInt() == stage &&
+        phaseAttr.getValue() == phase)
+      return fn;
+  }
+  return {};
+}
+
+void mlir::pd::markStageFunction(func::FuncOp fn, int64_t stage,
+                                 Phase phase) {
+  MLIRContext *ctx = fn.getContext();
+  PDDialect::StageAttrHelper(ctx).setAttr(
+      fn, IntegerAttr::get(IntegerType::get(ctx, 64), stage));
+  PDDialect::PhaseAttrHelper(ctx).setAttr(fn, PhaseAttr::get(ctx, phase));
+}
+
 //===----------------------------------------------------------------------===//
 // Parameter symbol uses
 //===----------------------------------------------------------------------===//

@@ -10,6 +10,7 @@
 
 #include "dialects/PD/IR/PDDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
@@ -44,6 +45,30 @@ BufferAttr getBuffer(Value v);
 
 /// Records `buffer` as the home of `v` (see getBuffer).
 void setBuffer(Value v, BufferAttr buffer);
+
+/// An integer contract attribute (pd.op_id, pd.grad_of, pd.stage,
+/// pd.grad_offset) of `op` through its generated helper, e.g.
+/// `getContractInt<PDDialect::StageAttrHelper>(op)`; nullopt if absent.
+template <typename Helper>
+std::optional<int64_t> getContractInt(Operation *op) {
+  if (IntegerAttr attr = Helper(op->getContext()).getAttr(op))
+    return attr.getInt();
+  return std::nullopt;
+}
+
+/// Sets an integer contract attribute of `op` (an i64 IntegerAttr).
+template <typename Helper>
+void setContractInt(Operation *op, int64_t value) {
+  MLIRContext *ctx = op->getContext();
+  Helper(ctx).setAttr(op, IntegerAttr::get(IntegerType::get(ctx, 64), value));
+}
+
+/// The stage function of (`stage`, `phase`) in `module`: the func.func
+/// pd-outline-stages marked with `pd.stage` and `pd.phase`. Null if none.
+func::FuncOp lookupStageFunction(ModuleOp module, int64_t stage, Phase phase);
+
+/// Marks `fn` as the stage function of (`stage`, `phase`).
+void markStageFunction(func::FuncOp fn, int64_t stage, Phase phase);
 
 } // namespace mlir::pd
 

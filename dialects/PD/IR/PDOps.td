@@ -16,6 +16,7 @@ include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "dialects/PD/IR/PDInterfaces.td"
+include "dialects/PD/IR/PDEnums.td"
 
 //===----------------------------------------------------------------------===//
 // Dialect
@@ -42,10 +43,12 @@ def PD_Dialect : Dialect {
     "::mlir::StringAttr":$model,          // module: the ONNX file (importer)
     "::mlir::IntegerAttr":$opset,         // module: its ai.onnx opset
     "::mlir::IntegerAttr":$num_stages,    // module: pipeline depth (partition)
+    "::mlir::pd::ScheduleAttr":$schedule, // module: the schedule buffers are planned for
+    "::mlir::pd::OptimizerAttr":$optimizer, // module: the optimizer state planned
     "::mlir::IntegerAttr":$op_id,         // op: position in the forward (autodiff)
     "::mlir::IntegerAttr":$grad_of,       // op: op_id of the forward op it differentiates
     "::mlir::IntegerAttr":$stage,         // op, param, stage function: its stage
-    "::mlir::StringAttr":$phase,          // stage function: "forward" or "backward"
+    "::mlir::pd::PhaseAttr":$phase,       // stage function: forward or backward
     "::mlir::DenseI64ArrayAttr":$owners,  // param: the stages holding a copy (tied)
     "::mlir::IntegerAttr":$grad_offset,   // param, accumulate_grad: byte offset in grads
     "::mlir::UnitAttr":$accumulate,       // matmul: accumulates into its output
@@ -67,20 +70,53 @@ class PD_Op<string mnemonic, list<Trait> traits = []>
 // Attributes
 //===----------------------------------------------------------------------===//
 
+// Enumerations as attributes: `#pd.region<workspace>`, `#pd.phase<forward>`,
+// `#pd.schedule<"2bw">`, `#pd.optimizer<adam>`, `#pd.gelu<tanh>`,
+// `#pd.unary_kind<exp>`.
+class PD_EnumAttr<EnumAttrInfo info, string mnemonic>
+    : EnumAttr<PD_Dialect, info, mnemonic> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def PD_RegionAttr : PD_EnumAttr<PD_Region, "region">;
+def PD_PhaseAttr : PD_EnumAttr<PD_Phase, "phase">;
+def PD_OptimizerAttr : PD_EnumAttr<PD_Optimizer, "optimizer">;
+def PD_GeluApproximationAttr : PD_EnumAttr<PD_GeluApproximation, "gelu">;
+def PD_UnaryKindAttr : PD_EnumAttr<PD_UnaryKind, "unary_kind">;
+
+// "2bw" is not an MLIR keyword, so schedules are written as strings.
+def PD_ScheduleParameter : EnumParameter<PD_Schedule> {
+  let parser = [{[&]() -> ::mlir::FailureOr<::mlir::pd::Schedule> {
+    std::string name;
+    ::llvm::SMLoc loc = $_parser.getCurrentLocation();
+    if (::mlir::failed($_parser.parseKeywordOrString(&name)))
+      return ::mlir::failure();
+    if (auto value = ::mlir::pd::symbolizeSchedule(name))
+      return *value;
+    return $_parser.emitError(loc) << "unknown schedule '" << name
+                                   << "' (2bw, flush or gpipe)";
+  }()}];
+  let printer = [{$_printer << '"' << ::mlir::pd::stringifySchedule($_self)
+                            << '"'}];
+}
+def PD_ScheduleAttr : PD_EnumAttr<PD_Schedule, "schedule"> {
+  let parameters = (ins PD_ScheduleParameter:$value);
+}
+
 def PD_BufferAttr : AttrDef<PD_Dialect, "Buffer"> {
   let mnemonic = "buffer";
   let summary = "The home of a tensor in a stage's arena: region and offset.";
   let description = [{
     Assigned by pd-allocate-buffers. `region` is one of `weights`, `grads`,
-    `stash`, `workspace` or `comm`; `offset` is in bytes from the start of that
-    region (for `stash`, from the start of the microbatch's slot).
+    `stash`, `workspace`, `comm` or `state`; `offset` is in bytes from the
+    start of that region (for `stash`, from the start of the microbatch's
+    slot).
 
     ```mlir
-    %0 = pd.relu %x {pd.buffer = #pd.buffer<"workspace", 256>} : tensor<4x8xf32>
+    %0 = pd.relu %x {pd.buffer = #pd.buffer<workspace, 256>} : tensor<4x8xf32>
     ```
   }];
-  let parameters = (ins StringRefParameter<"region">:$region,
-                        "int64_t":$offset);
+  let parameters = (ins EnumParameter<PD_Region>:$region, "int64_t":$offset);
   let assemblyFormat = "`<` $region `,` $offset `>`";
   let genVerifyDecl = 1;
 }

@@ -196,10 +196,10 @@ int64_t MinMaxGradOp::getFlops() { return 2 * numElements(getResult()); }
 template <typename OpTy>
 static LogicalResult unaryVJP(OpTy op, OpBuilder &b, ArrayRef<Value> grads,
                               SmallVectorImpl<Value> &operandGrads,
-                              int64_t kind, float alpha) {
+                              UnaryKind kind, float alpha) {
   operandGrads.push_back(b.create<UnaryGradOp>(
       op.getLoc(), op.getType(), grads[0], op.getInput(), op.getResult(),
-      b.getI64IntegerAttr(kind), b.getF32FloatAttr(alpha)));
+      UnaryKindAttr::get(b.getContext(), kind), b.getF32FloatAttr(alpha)));
   return success();
 }
 
@@ -239,22 +239,6 @@ int64_t UnaryGradOp::getFlops() { return 8 * numElements(getResult()); }
 //   tanh: gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t^2) u', t = tanh(u),
 //         u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
 //===----------------------------------------------------------------------===//
-
-/// Checks the `approximate` attribute of pd.gelu and pd.gelu_grad.
-static LogicalResult verifyApproximate(Operation *op, StringRef approximate) {
-  if (approximate == "none" || approximate == "tanh")
-    return success();
-  return op->emitOpError("approximate must be \"none\" or \"tanh\", got \"")
-         << approximate << "\"";
-}
-
-LogicalResult GeluOp::verify() {
-  return verifyApproximate(*this, getApproximate());
-}
-
-LogicalResult GeluGradOp::verify() {
-  return verifyApproximate(*this, getApproximate());
-}
 
 LogicalResult GeluOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                SmallVectorImpl<Value> &operandGrads) {

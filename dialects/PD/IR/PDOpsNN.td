@@ -84,7 +84,7 @@ def PD_MinMaxGradOp : PD_Op<"minmax_grad", [Pure,
 }
 
 /// Unary math. `kind` is the pdrt_unary code of runtime/include/pdrt/pdrt_nn.h.
-class PD_UnaryMathOp<string mnemonic, int kind, string math>
+class PD_UnaryMathOp<string mnemonic, string kind, string math>
     : PD_Op<mnemonic, [Pure, SameOperandsAndResultType,
         DeclareOpInterfaceMethods<PD_GradientOpInterface>,
         DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
@@ -98,21 +98,22 @@ class PD_UnaryMathOp<string mnemonic, int kind, string math>
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
   let extraClassDeclaration = [{
-    /// The pdrt_unary kind code.
-    static constexpr int kKind = }] # kind # [{;
+    /// The unary function (the runtime's pdrt_unary kind).
+    static constexpr ::mlir::pd::UnaryKind kKind =
+        ::mlir::pd::UnaryKind::}] # kind # [{;
   }];
 }
 
-def PD_NegOp : PD_UnaryMathOp<"neg", 0, "negation -x">;
-def PD_SqrtOp : PD_UnaryMathOp<"sqrt", 1, "square root">;
-def PD_ExpOp : PD_UnaryMathOp<"exp", 2, "exponential">;
-def PD_LogOp : PD_UnaryMathOp<"log", 3, "natural logarithm">;
-def PD_ErfOp : PD_UnaryMathOp<"erf", 4, "error function">;
-def PD_TanhOp : PD_UnaryMathOp<"tanh", 5, "hyperbolic tangent">;
-def PD_SigmoidOp : PD_UnaryMathOp<"sigmoid", 6, "logistic sigmoid 1/(1+exp(-x))">;
-def PD_ReciprocalOp : PD_UnaryMathOp<"reciprocal", 7, "reciprocal 1/x">;
-def PD_CosOp : PD_UnaryMathOp<"cos", 9, "cosine">;
-def PD_SinOp : PD_UnaryMathOp<"sin", 10, "sine">;
+def PD_NegOp : PD_UnaryMathOp<"neg", "Neg", "negation -x">;
+def PD_SqrtOp : PD_UnaryMathOp<"sqrt", "Sqrt", "square root">;
+def PD_ExpOp : PD_UnaryMathOp<"exp", "Exp", "exponential">;
+def PD_LogOp : PD_UnaryMathOp<"log", "Log", "natural logarithm">;
+def PD_ErfOp : PD_UnaryMathOp<"erf", "Erf", "error function">;
+def PD_TanhOp : PD_UnaryMathOp<"tanh", "Tanh", "hyperbolic tangent">;
+def PD_SigmoidOp : PD_UnaryMathOp<"sigmoid", "Sigmoid", "logistic sigmoid 1/(1+exp(-x))">;
+def PD_ReciprocalOp : PD_UnaryMathOp<"reciprocal", "Reciprocal", "reciprocal 1/x">;
+def PD_CosOp : PD_UnaryMathOp<"cos", "Cos", "cosine">;
+def PD_SinOp : PD_UnaryMathOp<"sin", "Sin", "sine">;
 
 def PD_PowOp : PD_Op<"pow", [Pure, SameOperandsAndResultType,
     DeclareOpInterfaceMethods<PD_GradientOpInterface>,
@@ -130,7 +131,8 @@ def PD_PowOp : PD_Op<"pow", [Pure, SameOperandsAndResultType,
   let assemblyFormat = "$input `,` $exponent attr-dict `:` type($result)";
   let extraClassDeclaration = [{
     /// The pdrt_unary kind code (the exponent is its `alpha`).
-    static constexpr int kPowKind = 8;
+    static constexpr ::mlir::pd::UnaryKind kPowKind =
+        ::mlir::pd::UnaryKind::Pow;
   }];
 }
 
@@ -138,16 +140,16 @@ def PD_UnaryGradOp : PD_Op<"unary_grad", [Pure, SameOperandsAndResultType,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
   let summary = "Gradient of an elementwise unary op: dx = dy * f'(x).";
   let description = [{
-    `kind` is the forward op's pdrt_unary code (8 for pd.pow, whose exponent
-    is `alpha`); `input` and `output` are the forward's x and y (rules use
+    `kind` is the forward op's function (`pow`, whose exponent is `alpha`,
+    for pd.pow); `input` and `output` are the forward's x and y (rules use
     whichever is cheaper, e.g. exp' = y, tanh' = 1 - y^2).
 
     ```mlir
-    %dx = pd.unary_grad %dy, %x, %y {kind = 2 : i64} : tensor<4x8xf32>
+    %dx = pd.unary_grad %dy, %x, %y {kind = #pd.unary_kind<exp>} : tensor<4x8xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$input,
-                       PD_F32Tensor:$output, I64Attr:$kind,
+                       PD_F32Tensor:$output, PD_UnaryKindAttr:$kind,
                        DefaultValuedAttr<F32Attr, "0.0f">:$alpha);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = [{
@@ -164,20 +166,20 @@ def PD_GeluOp : PD_Op<"gelu", [Pure, SameOperandsAndResultType,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
   let summary = "Elementwise Gaussian error linear unit.";
   let description = [{
-    With `approximate = "none"`: y = 0.5 x (1 + erf(x / sqrt(2))); with
-    `approximate = "tanh"`: y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+    With `approximate = #pd.gelu<none>` (the default): y = 0.5 x (1 + erf(x / sqrt(2))); with
+    `#pd.gelu<tanh>`: y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
     ONNX Gelu (opset 20) imports to this op; one kernel computes it, one
     its gradient (pd.gelu_grad).
 
     ```mlir
-    %y = pd.gelu %x {approximate = "tanh"} : tensor<4x8xf32>
+    %y = pd.gelu %x {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$input,
-                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+                       DefaultValuedAttr<PD_GeluApproximationAttr,
+                           "::mlir::pd::GeluApproximation::None">:$approximate);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
-  let hasVerifier = 1;
 }
 
 def PD_DropoutOp : PD_Op<"dropout", [Pure, SameOperandsAndResultType,
@@ -211,14 +213,14 @@ def PD_GeluGradOp : PD_Op<"gelu_grad", [Pure, SameOperandsAndResultType,
     `approximate` form as the forward.
 
     ```mlir
-    %dx = pd.gelu_grad %dy, %x {approximate = "none"} : tensor<4x8xf32>
+    %dx = pd.gelu_grad %dy, %x : tensor<4x8xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$input,
-                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+                       DefaultValuedAttr<PD_GeluApproximationAttr,
+                           "::mlir::pd::GeluApproximation::None">:$approximate);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = "$grad `,` $input attr-dict `:` type($result)";
-  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -10,7 +10,7 @@
 #define PD_CODEGEN_CODEGEN_H
 
 #include "pd/Codegen/StageInfo.h"
-#include "pd/Pipeline/Compiler.h"
+#include "pd/Support/CompilerOptions.h"
 #include "llvm/Support/JSON.h"
 
 namespace mlir::pd {

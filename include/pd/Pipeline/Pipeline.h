@@ -9,6 +9,7 @@
 #ifndef PD_PIPELINE_PIPELINE_H
 #define PD_PIPELINE_PIPELINE_H
 
+#include "dialects/PD/IR/PDEnumOptions.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
@@ -19,8 +20,8 @@ namespace mlir::pd {
 struct TrainingPipelineOptions {
   int64_t stages = 1;
   int64_t microbatches = 0;
-  std::string schedule = "2bw";
-  std::string optimizer = "sgd";
+  Schedule schedule = Schedule::TwoBW;
+  Optimizer optimizer = Optimizer::SGD;
 };
 
 /// Phase 1: reverse-mode differentiation of the loss.

@@ -24,7 +24,7 @@ module attributes {pd.num_stages = 0 : i64} {}
 // -----
 
 // Tests that a stage function's phase is forward or backward.
-// expected-error @+1 {{'pd.phase' must be "forward" or "backward", got "sideways"}}
+// expected-error @+1 {{'pd.phase' must be a #pd.phase, got "sideways"}}
 func.func @stage0_forward() attributes {pd.phase = "sideways", pd.stage = 0 : i64} {
   return
 }
@@ -50,7 +50,8 @@ func.func @buffers(%x: tensor<4xf32>) {
 
 // Tests that a buffer names one of the arena's regions.
 func.func @region(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown buffer region 'scratch' (weights, grads, stash, workspace, comm, state)}}
-  %0 = pd.relu %x {pd.buffer = #pd.buffer<"scratch", 0>} : tensor<4xf32>
+  // expected-error @+2 {{expected ::mlir::pd::ArenaRegion to be one of: weights, grads, stash, workspace, comm, state}}
+  // expected-error @+1 {{failed to parse PD_BufferAttr parameter 'region'}}
+  %0 = pd.relu %x {pd.buffer = #pd.buffer<scratch, 0>} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }

@@ -54,9 +54,9 @@ func.func @layer_norm(%x: tensor<4x8xf32>, %g: tensor<4xf32>) {
 
 // -----
 
-// Tests that pd.gelu's approximation is "none" or "tanh".
+// Tests that pd.gelu's approximation is a #pd.gelu (none or tanh).
 func.func @gelu(%x: tensor<4x8xf32>) {
-  // expected-error @+1 {{'pd.gelu' op approximate must be "none" or "tanh", got "fast"}}
+  // expected-error @+1 {{'pd.gelu' op attribute 'approximate' failed to satisfy constraint: the form of GELU}}
   %0 = pd.gelu %x {approximate = "fast"} : tensor<4x8xf32>
   return
 }

@@ -30,8 +30,8 @@ func.func @nn(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) {
   %r = pd.reciprocal %x : tensor<4x8xf32>
   // CHECK: pd.pow %{{.+}}, 2.000000e+00 : tensor<4x8xf32>
   %p = pd.pow %x, 2.0 : tensor<4x8xf32>
-  // CHECK: pd.unary_grad %{{.+}}, %{{.+}}, %{{.+}} {alpha = 2.000000e+00 : f32, kind = 8 : i64} : tensor<4x8xf32>
-  %ug = pd.unary_grad %x, %x, %p {kind = 8, alpha = 2.0 : f32} : tensor<4x8xf32>
+  // CHECK: pd.unary_grad %{{.+}}, %{{.+}}, %{{.+}} {alpha = 2.000000e+00 : f32, kind = #pd.unary_kind<pow>} : tensor<4x8xf32>
+  %ug = pd.unary_grad %x, %x, %p {kind = #pd.unary_kind<pow>, alpha = 2.0 : f32} : tensor<4x8xf32>
   // CHECK: pd.softmax %{{.+}} {axis = 1 : i64, log} : tensor<4x8xf32>
   %sm = pd.softmax %x {axis = 1, log} : tensor<4x8xf32>
   // CHECK: pd.softmax_grad %{{.+}}, %{{.+}} {axis = 1 : i64} : tensor<4x8xf32>
@@ -49,11 +49,11 @@ func.func @nn(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) {
 // CHECK-LABEL: func.func @gelu
 func.func @gelu(%x: tensor<4x8xf32>) {
   // CHECK: %[[Y:.+]] = pd.gelu %{{.+}} : tensor<4x8xf32>
-  %y = pd.gelu %x {approximate = "none"} : tensor<4x8xf32>
-  // CHECK: pd.gelu %[[Y]] {approximate = "tanh"} : tensor<4x8xf32>
-  %t = pd.gelu %y {approximate = "tanh"} : tensor<4x8xf32>
-  // CHECK: pd.gelu_grad %{{.+}}, %{{.+}} {approximate = "tanh"} : tensor<4x8xf32>
-  %dx = pd.gelu_grad %t, %x {approximate = "tanh"} : tensor<4x8xf32>
+  %y = pd.gelu %x  : tensor<4x8xf32>
+  // CHECK: pd.gelu %[[Y]] {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
+  %t = pd.gelu %y {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
+  // CHECK: pd.gelu_grad %{{.+}}, %{{.+}} {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
+  %dx = pd.gelu_grad %t, %x {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
   return
 }
 

@@ -49,7 +49,7 @@ func.func @stage_ops(%g: tensor<16x8xf32>) {
   pd.report_loss %s : tensor<f32>
   // CHECK: pd.accumulate_grad @w, %{{.+}} : tensor<16x8xf32>
   pd.accumulate_grad @w, %g : tensor<16x8xf32>
-  // CHECK: pd.buffer = #pd.buffer<"workspace", 128>
-  %b = pd.relu %x {pd.buffer = #pd.buffer<"workspace", 128>} : tensor<4x8xf32>
+  // CHECK: pd.buffer = #pd.buffer<workspace, 128>
+  %b = pd.relu %x {pd.buffer = #pd.buffer<workspace, 128>} : tensor<4x8xf32>
   return
 }

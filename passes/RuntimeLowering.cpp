@@ -1,0 +1,206 @@
+//===- RuntimeLowering.cpp - The shared part of runtime lowering ----------===//
+//
+// The type converter, the CPU target and RuntimeCallBuilder: addresses,
+// constants, descriptors and ABI-checked calls for every pattern file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/RuntimeLowering.h"
+
+using namespace mlir;
+using namespace mlir::pd;
+
+//===----------------------------------------------------------------------===//
+// Target and types
+//===----------------------------------------------------------------------===//
+
+RuntimeTarget::~RuntimeTarget() = default;
+
+namespace {
+
+class CpuRuntimeTarget : public RuntimeTarget {
+public:
+  StringRef getSymbol(RuntimeFn fn) const override {
+    return getRuntimeFnName(fn);
+  }
+
+  Value getConstantData(OpBuilder &b, Location loc, ModuleOp module,
+                        DenseElementsAttr value, StringRef prefix) override {
+    std::string name;
+    do {
+      name = (prefix + Twine(counter++)).str();
+    } while (module.lookupSymbol(name));
+    auto type = LLVM::LLVMArrayType::get(value.getElementType(),
+                                         value.getNumElements());
+    LLVM::GlobalOp global;
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(module.getBody());
+      global = b.create<LLVM::GlobalOp>(loc, type, /*isConstant=*/true,
+                                        LLVM::Linkage::Internal, name, value,
+                                        /*alignment=*/64);
+    }
+    return b.create<LLVM::AddressOfOp>(loc, global);
+  }
+
+private:
+  /// Numbers the internal globals.
+  int64_t counter = 0;
+};
+
+} // namespace
+
+std::unique_ptr<RuntimeTarget> mlir::pd::createCpuRuntimeTarget() {
+  return std::make_unique<CpuRuntimeTarget>();
+}
+
+RuntimeTypeConverter::RuntimeTypeConverter(MLIRContext *context) {
+  addConversion([](Type type) { return type; });
+  addConversion([context](RankedTensorType) -> Type {
+    return LLVM::LLVMPointerType::get(context);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// RuntimeCallBuilder
+//===----------------------------------------------------------------------===//
+
+/// The stage function's parameters after ctx, in order (pdrt.h's
+/// pdrt_stage_fn).
+static constexpr ArenaRegion kParamRegions[] = {
+    ArenaRegion::Weights, ArenaRegion::Grads, ArenaRegion::Stash,
+    ArenaRegion::Workspace, ArenaRegion::Comm};
+
+RuntimeCallBuilder::RuntimeCallBuilder(Operation *op,
+                                       ConversionPatternRewriter &rewriter,
+                                       StageLowering &stage)
+    : op(op), rewriter(rewriter), stage(stage), loc(op->getLoc()),
+      function(op->getParentOfType<LLVM::LLVMFuncOp>()) {}
+
+Value RuntimeCallBuilder::ctx() { return function.getArgument(0); }
+
+Value RuntimeCallBuilder::regionBase(ArenaRegion region) {
+  for (auto [i, r] : llvm::enumerate(kParamRegions))
+    if (r == region)
+      return function.getArgument(i + 1);
+  return {};
+}
+
+Value RuntimeCallBuilder::offset(Value ptr, int64_t bytes) {
+  // Small offsets stay constant indices (readable IR); offsets past 2 GiB,
+  // which arenas of large models have, become i64 values.
+  LLVM::GEPArg index = (bytes >= INT32_MIN && bytes <= INT32_MAX)
+                           ? LLVM::GEPArg(static_cast<int32_t>(bytes))
+                           : LLVM::GEPArg(i64(bytes));
+  return rewriter.create<LLVM::GEPOp>(loc, ptr.getType(), rewriter.getI8Type(),
+                                      ptr, ArrayRef<LLVM::GEPArg>{index});
+}
+
+Value RuntimeCallBuilder::address(Value v) {
+  if (v.getDefiningOp() != op)
+    return rewriter.getRemappedValue(v);
+  if (Value cached = results.lookup(v))
+    return cached;
+  BufferAttr buffer = getBuffer(v);
+  Value base = buffer ? regionBase(buffer.getRegion()) : Value();
+  if (!base)
+    return {};
+  Value addr = offset(base, buffer.getOffset());
+  results[v] = addr;
+  return addr;
+}
+
+Value RuntimeCallBuilder::null() {
+  return rewriter.create<LLVM::ZeroOp>(
+      loc, LLVM::LLVMPointerType::get(rewriter.getContext()));
+}
+
+Value RuntimeCallBuilder::i64(int64_t v) {
+  return rewriter.create<LLVM::ConstantOp>(loc, rewriter.getI64Type(),
+                                           rewriter.getI64IntegerAttr(v));
+}
+
+Value RuntimeCallBuilder::i32(int64_t v) {
+  return rewriter.create<LLVM::ConstantOp>(loc, rewriter.getI32Type(),
+                                           rewriter.getI32IntegerAttr(v));
+}
+
+Value RuntimeCallBuilder::f32(double v) {
+  return rewriter.create<LLVM::ConstantOp>(loc, rewriter.getF32Type(),
+                                           rewriter.getF32FloatAttr(v));
+}
+
+Value RuntimeCallBuilder::descriptor(ArrayRef<int64_t> words) {
+  auto type = RankedTensorType::get({(int64_t)words.size()},
+                                    rewriter.getI64Type());
+  return stage.target.getConstantData(rewriter, loc,
+                                      op->getParentOfType<ModuleOp>(),
+                                DenseElementsAttr::get(type, words),
+                                "__pd_desc_");
+}
+
+Value RuntimeCallBuilder::call(RuntimeFn fn, ValueRange args) {
+  ModuleOp module = op->getParentOfType<ModuleOp>();
+  StringRef symbol = stage.target.getSymbol(fn);
+  LLVM::LLVMFunctionType type = getRuntimeFnType(rewriter.getContext(), fn);
+  auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(symbol);
+  if (!callee) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToEnd(module.getBody());
+    callee = rewriter.create<LLVM::LLVMFuncOp>(loc, symbol, type);
+  }
+  // A mismatch is a bug in a pattern, never in the user's model.
+  assert(llvm::equal(args.getTypes(), type.getParams()) &&
+         "runtime call arguments differ from pdrt_abi.def");
+  auto call = rewriter.create<LLVM::CallOp>(loc, callee, args);
+  return call.getNumResults() ? call.getResult() : Value();
+}
+
+SmallVector<Value> RuntimeCallBuilder::resultAddresses() {
+  SmallVector<Value> addresses;
+  for (Value result : op->getResults()) {
+    Value addr = address(result);
+    addresses.push_back(addr ? addr : null());
+  }
+  return addresses;
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes and broadcast descriptors
+//===----------------------------------------------------------------------===//
+
+/// Element strides of `shape` right-aligned against `target`, 0 on the
+/// dimensions that broadcast.
+static SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> shape,
+                                             ArrayRef<int64_t> target) {
+  int64_t rank = target.size(), lead = rank - shape.size();
+  SmallVector<int64_t> strides(rank, 0);
+  int64_t stride = 1;
+  for (int64_t i = rank - 1; i >= lead; --i) {
+    int64_t dim = shape[i - lead];
+    strides[i] = (dim == 1 && target[i] != 1) ? 0 : stride;
+    stride *= dim;
+  }
+  return strides;
+}
+
+SmallVector<int64_t>
+mlir::pd::makeDescriptor(ArrayRef<int64_t> dims,
+                         ArrayRef<ArrayRef<int64_t>> shapes) {
+  SmallVector<int64_t> target(dims);
+  if (target.empty())
+    target.push_back(1);
+  SmallVector<int64_t> words{(int64_t)target.size()};
+  words.append(target);
+  for (ArrayRef<int64_t> shape : shapes)
+    words.append(broadcastStrides(shape, target));
+  return words;
+}
+
+ArrayRef<int64_t> mlir::pd::shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+int64_t mlir::pd::numel(Value v) {
+  return cast<RankedTensorType>(v.getType()).getNumElements();
+}
