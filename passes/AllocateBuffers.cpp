@@ -1,15 +1,17 @@
 //===- AllocateBuffers.cpp - 2BW memory plan of each stage ------*- C++ -*-===//
 //
 // pd-allocate-buffers: assigns every tensor of every stage function a region
-// (weights, grads, stash, comm, workspace or constant) and a byte offset,
-// lays out the pd.state its forward updates (state region), and records the
-// regions' sizes. Workspace values are packed by liveness
-// with first-fit; the other regions are laid out in order of appearance.
+// (weights, grads, stash, comm or workspace) and a byte offset, lays out
+// the pd.state its forward updates (state region), and records the regions'
+// sizes. Workspace values are packed by liveness (WorkspacePlan); the other
+// regions are laid out in order of appearance. Constants stay out of the
+// arena (they are read-only data of the stage object).
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/PD/IR/PDOps.h"
 #include "passes/Passes.h"
+#include "passes/WorkspacePlan.h"
 
 namespace mlir::pd {
 #define GEN_PASS_DEF_ALLOCATEBUFFERSPASS
@@ -37,12 +39,6 @@ struct Regions {
           workspace = 0, comm = 0;
 };
 
-/// A workspace value's live range [start, end] in op indices.
-struct Interval {
-  Value value;
-  int64_t start, end, size;
-};
-
 } // namespace
 
 static void setBuffer(Value v, ArenaRegion region, int64_t offset) {
@@ -53,51 +49,29 @@ static bool hasBuffer(Value v) {
   return !isa<BlockArgument>(v) && getBuffer(v);
 }
 
-/// Packs `intervals` (sorted by start) first-fit; returns the peak size.
-static int64_t packIntervals(ArrayRef<Interval> intervals) {
-  struct Placed {
-    int64_t offset, size, end;
-  };
-  SmallVector<Placed> live;
-  int64_t peak = 0;
-  for (const Interval &iv : intervals) {
-    llvm::erase_if(live, [&](const Placed &p) { return p.end < iv.start; });
-    llvm::sort(live, [](const Placed &a, const Placed &b) {
-      return a.offset < b.offset;
-    });
-    int64_t offset = 0;
-    for (const Placed &p : live) {
-      if (offset + iv.size <= p.offset)
-        break;
-      offset = std::max(offset, p.offset + p.size);
-    }
-    live.push_back({offset, iv.size, iv.end});
-    setBuffer(iv.value, ArenaRegion::Workspace, offset);
-    peak = std::max(peak, offset + iv.size);
-  }
-  return peak;
+/// Places the values of `fn` that no other region holds in the workspace,
+/// packed by liveness; returns its size.
+static int64_t allocateWorkspace(func::FuncOp fn) {
+  WorkspacePlan plan(
+      fn,
+      [](Value v) {
+        // Constants live in the stage object, not in the arena.
+        return !hasBuffer(v) && !v.getDefiningOp<ConstantOp>();
+      },
+      kAlign);
+  for (const WorkspacePlan::Slot &slot : plan.getSlots())
+    setBuffer(slot.value, ArenaRegion::Workspace, slot.offset);
+  return plan.getPeakBytes();
 }
 
-/// Places the values of `fn` that no other region holds in the workspace.
-static int64_t allocateWorkspace(func::FuncOp fn) {
-  DenseMap<Operation *, int64_t> index;
-  int64_t i = 0;
-  fn.walk([&](Operation *op) { index[op] = i++; });
-  SmallVector<Interval> intervals;
-  fn.walk([&](Operation *op) {
-    // Constants live in the stage object, not in the arena.
-    if (isa<ConstantOp>(op))
-      return;
-    for (Value v : op->getResults()) {
-      if (hasBuffer(v))
-        continue;
-      int64_t end = index[op];
-      for (Operation *user : v.getUsers())
-        end = std::max(end, index[user]);
-      intervals.push_back({v, index[op], end, alignUp(getTensorBytes(v.getType()))});
-    }
-  });
-  return packIntervals(intervals);
+/// Gives `acc` its accumulator's offset; a matmul pd-accumulate-in-place
+/// marked computes straight into the accumulator (C += A B).
+static void allocateAccumulator(AccumulateGradOp acc, int64_t gradOffset) {
+  setContractInt<PDDialect::GradOffsetAttrHelper>(acc, gradOffset);
+  auto matmul = acc.getGrad().getDefiningOp<MatMulOp>();
+  if (matmul &&
+      PDDialect::AccumulateAttrHelper(acc.getContext()).isAttrPresent(matmul))
+    setBuffer(matmul, ArenaRegion::Grads, gradOffset);
 }
 
 /// Parameters: weights, gradient accumulator and optimizer state. Every
@@ -149,10 +123,8 @@ static void allocateParams(ModuleOp module, int64_t stage, func::FuncOp fwd,
         setBuffer(ref, ArenaRegion::Weights,
                   layout[module.lookupSymbol<ParamOp>(ref.getParamAttr())][0]);
       else if (auto acc = dyn_cast<AccumulateGradOp>(op))
-        acc->setAttr(
-            PDDialect::GradOffsetAttrHelper::getNameStr(),
-            b.getI64IntegerAttr(
-                layout[module.lookupSymbol<ParamOp>(acc.getParamAttr())][1]));
+        allocateAccumulator(
+            acc, layout[module.lookupSymbol<ParamOp>(acc.getParamAttr())][1]);
     });
 }
 
@@ -180,21 +152,6 @@ static void allocateState(ModuleOp module, func::FuncOp fwd, Regions &regions) {
   if (!entries.empty())
     fwd->setAttr(PDDialect::StateAttrHelper::getNameStr(),
                  b.getDictionaryAttr(entries));
-}
-
-/// A weight gradient computed by a matmul that only feeds its accumulator
-/// is computed straight into the accumulator (C += A B): no workspace and
-/// no separate accumulation pass.
-static void fuseGradAccumulation(ModuleOp module, func::FuncOp bwd) {
-  bwd.walk([&](AccumulateGradOp acc) {
-    auto matmul = acc.getGrad().getDefiningOp<MatMulOp>();
-    if (!matmul || !matmul->hasOneUse())
-      return;
-    setBuffer(matmul, ArenaRegion::Grads,
-              *getContractInt<PDDialect::GradOffsetAttrHelper>(acc));
-    matmul->setAttr(PDDialect::AccumulateAttrHelper::getNameStr(),
-                    UnitAttr::get(module.getContext()));
-  });
 }
 
 /// The stash: the forward's results, which the backward takes as arguments.
@@ -250,7 +207,6 @@ void AllocateBuffersPass::runOnOperation() {
     Regions regions;
     allocateParams(module, s, fwd, bwd, optimizerStates, regions);
     allocateState(module, fwd, regions);
-    fuseGradAccumulation(module, bwd);
     allocateStash(fwd, bwd, regions);
     allocateComm(fwd, regions);
     allocateComm(bwd, regions);

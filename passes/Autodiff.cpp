@@ -24,12 +24,40 @@ namespace {
 struct AutodiffPass : public mlir::pd::impl::AutodiffPassBase<AutodiffPass> {
   using AutodiffPassBase::AutodiffPassBase;
   void runOnOperation() override;
+};
+
+/// Tags every op its builder creates with `pd.grad_of` = the forward op
+/// being differentiated (ops the rules create, sums, accumulators).
+class GradOfTagger : public OpBuilder::Listener {
+public:
+  void setForwardOp(int64_t id) { forwardId = id; }
+
+  void notifyOperationInserted(Operation *op,
+                               OpBuilder::InsertPoint) override {
+    if (!op->hasAttr(kGradOfAttr) && !op->hasAttr(kOpIdAttr))
+      setContractInt<PDDialect::GradOfAttrHelper>(op, forwardId);
+  }
 
 private:
-  LogicalResult differentiate(func::FuncOp func);
-  LogicalResult backpropagate(Operation *op, OpBuilder &b);
-  void addGrad(Value v, Value grad, OpBuilder &b, int64_t gradOf);
+  int64_t forwardId = 0;
+};
 
+/// The reverse sweep over one function: state of one differentiation.
+class Differentiator {
+public:
+  explicit Differentiator(func::FuncOp func) : func(func), b(func) {
+    b.setListener(&tagger);
+  }
+
+  LogicalResult run();
+
+private:
+  LogicalResult backpropagate(Operation *op);
+  void addGrad(Value v, Value grad);
+
+  func::FuncOp func;
+  GradOfTagger tagger;
+  OpBuilder b;
   /// The gradient accumulated so far for each forward value.
   DenseMap<Value, Value> grads;
   /// The float values that depend on a parameter: only they get gradients
@@ -45,28 +73,16 @@ bool isFloatTensor(Value v) {
 
 } // namespace
 
-/// Tags every op created by `b` since `mark` (exclusive) with pd.grad_of.
-static void tagSince(Operation *mark, Operation *terminator, int64_t id) {
-  Builder b(terminator->getContext());
-  for (Operation *op = mark ? mark->getNextNode()
-                            : &terminator->getBlock()->front();
-       op != terminator; op = op->getNextNode())
-    if (!op->hasAttr(kGradOfAttr) && !op->hasAttr(kOpIdAttr))
-      op->setAttr(kGradOfAttr, b.getI64IntegerAttr(id));
-}
-
-void AutodiffPass::addGrad(Value v, Value grad, OpBuilder &b, int64_t gradOf) {
+void Differentiator::addGrad(Value v, Value grad) {
   auto it = grads.find(v);
   if (it == grads.end()) {
     grads[v] = grad;
     return;
   }
-  auto sum = b.create<AddOp>(grad.getLoc(), grad.getType(), it->second, grad);
-  sum->setAttr(kGradOfAttr, b.getI64IntegerAttr(gradOf));
-  it->second = sum;
+  it->second = b.create<AddOp>(grad.getLoc(), grad.getType(), it->second, grad);
 }
 
-LogicalResult AutodiffPass::backpropagate(Operation *op, OpBuilder &b) {
+LogicalResult Differentiator::backpropagate(Operation *op) {
   SmallVector<Value> resultGrads;
   bool any = false;
   for (Value r : op->getResults()) {
@@ -76,14 +92,11 @@ LogicalResult AutodiffPass::backpropagate(Operation *op, OpBuilder &b) {
   }
   if (!any)
     return success();
-  int64_t id = *getContractInt<PDDialect::OpIdAttrHelper>(op);
-  Operation *terminator = b.getInsertionBlock()->getTerminator();
-  Operation *mark = terminator->getPrevNode();
+  tagger.setForwardOp(*getContractInt<PDDialect::OpIdAttrHelper>(op));
 
   if (auto ref = dyn_cast<ParamRefOp>(op)) {
     b.create<AccumulateGradOp>(op->getLoc(), ref.getParamAttr(),
                                resultGrads[0]);
-    tagSince(mark, terminator, id);
     return success();
   }
   if (isa<InputOp, ConstantOp>(op))
@@ -96,10 +109,9 @@ LogicalResult AutodiffPass::backpropagate(Operation *op, OpBuilder &b) {
   SmallVector<Value> operandGrads;
   if (failed(vjp.buildVJP(b, resultGrads, operandGrads)))
     return failure();
-  tagSince(mark, terminator, id);
   for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads))
     if (grad && active.contains(operand))
-      addGrad(operand, grad, b, id);
+      addGrad(operand, grad);
   return success();
 }
 
@@ -115,7 +127,7 @@ static void eraseDeadGradients(Block &body) {
       op->erase();
 }
 
-LogicalResult AutodiffPass::differentiate(func::FuncOp func) {
+LogicalResult Differentiator::run() {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   auto lossType = ret.getNumOperands() == 1
@@ -126,11 +138,10 @@ LogicalResult AutodiffPass::differentiate(func::FuncOp func) {
     return func.emitError("pd-autodiff: @")
            << func.getName() << " must return exactly one scalar f32 loss";
 
-  OpBuilder b(ret);
   SmallVector<Operation *> forward;
   int64_t nextId = 0;
   for (Operation &op : body.without_terminator()) {
-    op.setAttr(kOpIdAttr, b.getI64IntegerAttr(nextId++));
+    setContractInt<PDDialect::OpIdAttrHelper>(&op, nextId++);
     forward.push_back(&op);
     bool fromParam = isa<ParamRefOp>(op) ||
                      llvm::any_of(op.getOperands(),
@@ -141,15 +152,16 @@ LogicalResult AutodiffPass::differentiate(func::FuncOp func) {
   }
 
   Value loss = ret.getOperand(0);
-  auto seed = b.create<GradSeedOp>(loss.getLoc(), lossType);
   Operation *lossDef = loss.getDefiningOp();
   if (!lossDef)
     return func.emitError("pd-autodiff: the loss is a function argument");
-  seed->setAttr(kGradOfAttr, lossDef->getAttr(kOpIdAttr));
-  grads[loss] = seed;
+  // Gradient ops go before the return, in reverse order of the forward.
+  b.setInsertionPoint(ret);
+  tagger.setForwardOp(*getContractInt<PDDialect::OpIdAttrHelper>(lossDef));
+  grads[loss] = b.create<GradSeedOp>(loss.getLoc(), lossType);
 
   for (Operation *op : llvm::reverse(forward))
-    if (failed(backpropagate(op, b)))
+    if (failed(backpropagate(op)))
       return failure();
   eraseDeadGradients(body);
   return success();
@@ -162,6 +174,6 @@ void AutodiffPass::runOnOperation() {
     module.emitError("pd-autodiff: no function @") << funcName;
     return signalPassFailure();
   }
-  if (failed(differentiate(func)))
+  if (failed(Differentiator(func).run()))
     return signalPassFailure();
 }

@@ -133,6 +133,23 @@ def OutlineStagesPass : Pass<"pd-outline-stages", "::mlir::ModuleOp"> {
   ];
 }
 
+def AccumulateInPlacePass : Pass<"pd-accumulate-in-place", "::mlir::ModuleOp"> {
+  let summary = "Computes weight gradients of matmuls straight into their accumulators.";
+  let description = [{
+    A `pd.matmul` whose only use is the `pd.accumulate_grad` of a parameter
+    gets `pd.accumulate`: it adds its product into its output (C += A B)
+    instead of overwriting it, so pd-allocate-buffers homes it in the
+    parameter's gradient accumulator and the accumulation costs neither a
+    workspace tensor nor a separate pass over the gradient (the lowering
+    emits no call for such an accumulate_grad).
+
+    ```mlir
+    %g = pd.matmul %x, %dy {pd.accumulate, transpose_lhs} : ...
+    pd.accumulate_grad @w, %g : tensor<8x16xf32>
+    ```
+  }];
+}
+
 def AllocateBuffersPass : Pass<"pd-allocate-buffers", "::mlir::ModuleOp"> {
   let summary = "Gives every tensor of every stage a home in the stage's arena.";
   let description = [{
@@ -143,10 +160,11 @@ def AllocateBuffersPass : Pass<"pd-allocate-buffers", "::mlir::ModuleOp"> {
     go to the stash slot of their microbatch (d-k slots on stage k under 1F1B,
     `microbatches` under gpipe); sent values that are not stashed go to the
     comm region (forward and backward apart, so a send overlaps the other
-    phase); a weight gradient whose matmul only feeds the accumulator is
-    computed in place there (`pd.accumulate`, C += A B); every other value
-    goes to the workspace, packed by liveness. The `pd.state` an op of a
-    stage's forward updates (BatchNormalization running statistics) gets one
+    phase); a matmul marked `pd.accumulate` (pd-accumulate-in-place) is
+    homed in its parameter's gradient accumulator; every other value goes
+    to the workspace, packed by liveness (mlir::Liveness, first-fit).
+    Constants stay out of the arena. The `pd.state` an op of a stage's
+    forward updates (BatchNormalization running statistics) gets one
     copy in that stage's `state` region (not versioned, no gradient or
     optimizer state), its offset in the forward's `pd.state = {name =
     offset}`.
@@ -159,7 +177,7 @@ def AllocateBuffersPass : Pass<"pd-allocate-buffers", "::mlir::ModuleOp"> {
     `pd.buffer = #pd.buffer<region, offset>`.
 
     ```mlir
-    %2 = pd.matmul %0, %1 {pd.buffer = #pd.buffer<"workspace", 0>, transpose_rhs} : ...
+    %2 = pd.matmul %0, %1 {pd.buffer = #pd.buffer<workspace, 0>, transpose_rhs} : ...
     ```
   }];
   let options = [

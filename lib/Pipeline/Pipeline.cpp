@@ -35,6 +35,8 @@ void mlir::pd::addStagesPhase(OpPassManager &pm,
 
 void mlir::pd::addBuffersPhase(OpPassManager &pm,
                                const TrainingPipelineOptions &options) {
+  // Weight gradients of matmuls add straight into their accumulators.
+  pm.addPass(createAccumulateInPlacePass());
   // Give every tensor its region and offset; this sets each stage's exact
   // memory, which plan.json reports and the runtime allocates.
   AllocateBuffersPassOptions buffers;

@@ -1,5 +1,5 @@
-// RUN: pd-opt %s --pd-autodiff --pd-partition-stages=num-stages=2 --pd-outline-stages --pd-allocate-buffers="schedule=2bw optimizer=sgd" --test-pd-print-buffer-assignment -o /dev/null | FileCheck %s
-// RUN: pd-opt %s --pd-autodiff --pd-partition-stages=num-stages=2 --pd-outline-stages --pd-allocate-buffers="schedule=2bw optimizer=sgd" | FileCheck %s --check-prefix=IR
+// RUN: pd-opt %s --pd-autodiff --pd-partition-stages=num-stages=2 --pd-outline-stages --pd-accumulate-in-place --pd-allocate-buffers="schedule=2bw optimizer=sgd" --test-pd-print-buffer-assignment -o /dev/null | FileCheck %s
+// RUN: pd-opt %s --pd-autodiff --pd-partition-stages=num-stages=2 --pd-outline-stages --pd-accumulate-in-place --pd-allocate-buffers="schedule=2bw optimizer=sgd" | FileCheck %s --check-prefix=IR
 
 // Tests that the running statistics a batch_norm updates get one copy in the
 // state region of the stage that runs it (not versioned, no gradient or

@@ -1,5 +1,5 @@
-// RUN: pd-opt %s --pd-autodiff --pd-partition-stages=num-stages=2 --pd-outline-stages --pd-allocate-buffers="schedule=2bw optimizer=adam" --test-pd-print-buffer-assignment -o /dev/null | FileCheck %s
-// RUN: pd-opt %s --pd-autodiff --pd-partition-stages=num-stages=2 --pd-outline-stages --pd-allocate-buffers="schedule=2bw optimizer=adam" | FileCheck %s --check-prefix=IR
+// RUN: pd-opt %s --pd-autodiff --pd-partition-stages=num-stages=2 --pd-outline-stages --pd-accumulate-in-place --pd-allocate-buffers="schedule=2bw optimizer=adam" --test-pd-print-buffer-assignment -o /dev/null | FileCheck %s
+// RUN: pd-opt %s --pd-autodiff --pd-partition-stages=num-stages=2 --pd-outline-stages --pd-accumulate-in-place --pd-allocate-buffers="schedule=2bw optimizer=adam" | FileCheck %s --check-prefix=IR
 
 // Tests that a tied parameter (@w, read by the first and the last matmul,
 // which are on stages 0 and 1) gets a full copy on each owner stage:

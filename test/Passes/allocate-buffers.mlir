@@ -1,6 +1,6 @@
-// RUN: pd-opt %s --pd-autodiff --pd-partition-stages=num-stages=2 --pd-outline-stages --pd-allocate-buffers="schedule=2bw optimizer=adam" --test-pd-print-buffer-assignment -o /dev/null | FileCheck %s
-// RUN: pd-opt %s --pd-autodiff --pd-partition-stages=num-stages=2 --pd-outline-stages --pd-allocate-buffers="schedule=gpipe microbatches=4 optimizer=sgd" --test-pd-print-buffer-assignment -o /dev/null | FileCheck %s --check-prefix=GPIPE
-// RUN: pd-opt %s --pd-autodiff --pd-partition-stages=num-stages=2 --pd-outline-stages --pd-allocate-buffers="schedule=flush optimizer=momentum" | FileCheck %s --check-prefix=IR
+// RUN: pd-opt %s --pd-autodiff --pd-partition-stages=num-stages=2 --pd-outline-stages --pd-accumulate-in-place --pd-allocate-buffers="schedule=2bw optimizer=adam" --test-pd-print-buffer-assignment -o /dev/null | FileCheck %s
+// RUN: pd-opt %s --pd-autodiff --pd-partition-stages=num-stages=2 --pd-outline-stages --pd-accumulate-in-place --pd-allocate-buffers="schedule=gpipe microbatches=4 optimizer=sgd" --test-pd-print-buffer-assignment -o /dev/null | FileCheck %s --check-prefix=GPIPE
+// RUN: pd-opt %s --pd-autodiff --pd-partition-stages=num-stages=2 --pd-outline-stages --pd-accumulate-in-place --pd-allocate-buffers="schedule=flush optimizer=momentum" | FileCheck %s --check-prefix=IR
 
 // Tests the 2BW memory plan of a two-stage MLP.
 

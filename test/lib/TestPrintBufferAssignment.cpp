@@ -12,6 +12,7 @@
 #include "mlir/Pass/Pass.h"
 #include "pd/Codegen/StageInfo.h"
 #include "passes/Passes.h"
+#include "passes/WorkspacePlan.h"
 
 using namespace mlir;
 using namespace mlir::pd;
@@ -35,33 +36,49 @@ struct TestPrintBufferAssignmentPass
 
 } // namespace
 
+/// Prints one value's home; for a workspace value also its live range as
+/// the workspace analysis (WorkspacePlan, on mlir::Liveness) computes it.
 static void printValue(llvm::raw_ostream &os, int64_t stage, StringRef phase,
-                       StringRef what, Value v, BufferAttr buffer) {
+                       StringRef what, Value v, const WorkspacePlan &plan) {
+  BufferAttr buffer = getBuffer(v);
   os << "stage = " << stage << ", func = " << phase << ", value = " << what
-     << ", region = " << (buffer ? stringifyArenaRegion(buffer.getRegion()) : "none")
+     << ", region = "
+     << (buffer ? stringifyArenaRegion(buffer.getRegion()) : "none")
      << ", offset = " << (buffer ? buffer.getOffset() : -1)
-     << ", size = " << getTensorBytes(v.getType()) << "\n";
+     << ", size = " << getTensorBytes(v.getType());
+  if (const WorkspacePlan::Slot *slot = plan.lookup(v))
+    os << ", live = [" << slot->start << ", " << slot->end << "]";
+  os << "\n";
 }
 
 void TestPrintBufferAssignmentPass::runOnOperation() {
   ModuleOp module = getOperation();
   llvm::raw_ostream &os = llvm::outs();
+  MLIRContext *ctx = module.getContext();
   for (func::FuncOp fn : module.getOps<func::FuncOp>()) {
-    auto stage = fn->getAttrOfType<IntegerAttr>(kStageAttr);
-    auto phase = PDDialect::PhaseAttrHelper(fn.getContext()).getAttr(fn);
+    auto stage = getContractInt<PDDialect::StageAttrHelper>(fn);
+    auto phase = PDDialect::PhaseAttrHelper(ctx).getAttr(fn);
     if (!stage || !phase)
       continue;
+    StringRef phaseName = stringifyPhase(phase.getValue());
+    WorkspacePlan plan(
+        fn,
+        [](Value v) {
+          BufferAttr buffer = getBuffer(v);
+          return buffer && buffer.getRegion() == ArenaRegion::Workspace;
+        },
+        /*align=*/64);
     for (BlockArgument arg : fn.getArguments())
-      printValue(os, stage.getInt(), stringifyPhase(phase.getValue()), "arg" + std::to_string(arg.getArgNumber()),
-                 arg, getBuffer(arg));
+      printValue(os, *stage, phaseName,
+                 "arg" + std::to_string(arg.getArgNumber()), arg, plan);
     fn.walk([&](Operation *op) {
       for (Value v : op->getResults())
-        printValue(os, stage.getInt(), stringifyPhase(phase.getValue()), op->getName().getStringRef(), v,
-                   getBuffer(v));
+        printValue(os, *stage, phaseName, op->getName().getStringRef(), v,
+                   plan);
     });
   }
   int64_t stages = 0;
-  if (auto attr = module->getAttrOfType<IntegerAttr>("pd.num_stages"))
+  if (auto attr = PDDialect::NumStagesAttrHelper(ctx).getAttr(module))
     stages = attr.getInt();
   for (int64_t s = 0; s < stages; ++s) {
     auto info = collectStageInfo(module, s);

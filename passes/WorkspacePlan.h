@@ -1,0 +1,47 @@
+//===- WorkspacePlan.h - Workspace packing by liveness ----------*- C++ -*-===//
+//
+// The analysis behind pd-allocate-buffers' workspace: the live range of
+// every value of a stage function that no other region holds, from
+// mlir::Liveness, packed first-fit into one region. The pass records the
+// offsets as #pd.buffer<workspace, offset>; the buffer-assignment test
+// printer queries the same analysis for the live ranges.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PD_PASSES_WORKSPACEPLAN_H
+#define PD_PASSES_WORKSPACEPLAN_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::pd {
+
+class WorkspacePlan {
+public:
+  /// One value's home: live over op indices [start, end] of the function's
+  /// body, at `offset` in the workspace.
+  struct Slot {
+    Value value;
+    int64_t start, end, offset, size;
+  };
+
+  /// Plans the results of `fn`'s ops for which `needsWorkspace` holds,
+  /// each `align`-byte aligned.
+  WorkspacePlan(func::FuncOp fn, function_ref<bool(Value)> needsWorkspace,
+                int64_t align);
+
+  ArrayRef<Slot> getSlots() const { return slots; }
+  /// The workspace bytes the function needs (the packing's peak).
+  int64_t getPeakBytes() const { return peak; }
+  /// The slot of `v`, or null if the workspace does not hold it.
+  const Slot *lookup(Value v) const;
+
+private:
+  void pack();
+
+  SmallVector<Slot> slots;
+  int64_t peak = 0;
+};
+
+} // namespace mlir::pd
+
+#endif // PD_PASSES_WORKSPACEPLAN_H
