@@ -16,7 +16,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "lib",
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["pd-opt", "pdc"], [config.pd_tools_dir])
+llvm_config.add_tool_substitutions(["pd-opt", "pd-translate", "pdc"], [config.pd_tools_dir])
 
 # Debian's python3 sees python3-onnx and python3-torch; the pyenv one does not.
 config.substitutions.insert(0, ("%python", "/usr/bin/python3"))

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pd/Codegen/Codegen.h"
+#include "dialects/PD/IR/PDDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -56,7 +57,7 @@ mlir::pd::lowerStageToLLVM(ModuleOp module, const StageInfo &info,
   embedManifest(*clone, buildStageManifest(info, options));
   // Attributes of earlier phases mean nothing to the LLVM translation.
   for (NamedAttribute attr : llvm::to_vector(clone->getOperation()->getAttrs()))
-    if (attr.getName().strref().starts_with("pd."))
+    if (isa_and_nonnull<PDDialect>(attr.getNameDialect()))
       clone->getOperation()->removeAttr(attr.getName());
   return clone;
 }

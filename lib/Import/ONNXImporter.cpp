@@ -305,20 +305,38 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
 // Entry point
 //===----------------------------------------------------------------------===//
 
+bool mlir::pd::ImportOptions::addDimValue(StringRef spec) {
+  auto [name, value] = spec.split('=');
+  int64_t n = 0;
+  if (name.empty() || value.getAsInteger(10, n) || n <= 0)
+    return false;
+  dimValues[name.str()] = n;
+  return true;
+}
+
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::pd::importONNXFile(StringRef path, MLIRContext &ctx,
                          const ImportOptions &opts) {
-  ctx.loadDialect<PDDialect, func::FuncDialect>();
-  SmallString<256> absPath(path);
-  (void)llvm::sys::fs::make_absolute(absPath);
-  llvm::sys::path::remove_dots(absPath, /*remove_dot_dot=*/true);
-  Location loc = FileLineColLoc::get(&ctx, absPath, 0, 0);
-
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (std::error_code ec = buffer.getError())
-    return emitError(loc) << "cannot open '" << path << "': " << ec.message();
-  StringRef bytes = (*buffer)->getBuffer();
+    return emitError(FileLineColLoc::get(&ctx, path, 0, 0))
+           << "cannot open '" << path << "': " << ec.message();
+  return importONNXBuffer((*buffer)->getMemBufferRef(), ctx, opts);
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::pd::importONNXBuffer(llvm::MemoryBufferRef buffer, MLIRContext &ctx,
+                           const ImportOptions &opts) {
+  ctx.loadDialect<PDDialect, func::FuncDialect>();
+  StringRef path = buffer.getBufferIdentifier();
+  SmallString<256> absPath(path);
+  if (path != "<stdin>") {
+    (void)llvm::sys::fs::make_absolute(absPath);
+    llvm::sys::path::remove_dots(absPath, /*remove_dot_dot=*/true);
+  }
+  Location loc = FileLineColLoc::get(&ctx, absPath, 0, 0);
+  StringRef bytes = buffer.getBuffer();
   if (bytes.size() > static_cast<size_t>(INT_MAX))
     return emitError(loc) << "'" << path << "' is larger than 2 GiB; export "
                           << "the model with external data";

@@ -334,16 +334,12 @@ static LogicalResult executePdc(MLIRContext &context,
   pd::ImportOptions importOpts;
   importOpts.batchSize = opts.microbatch;
   importOpts.lossOutput = lossName;
-  for (const std::string &spec : dimValues) {
-    auto [name, value] = StringRef(spec).split('=');
-    int64_t n = 0;
-    if (name.empty() || value.getAsInteger(10, n) || n <= 0) {
+  for (const std::string &spec : dimValues)
+    if (!importOpts.addDimValue(spec)) {
       llvm::errs() << "pdc: error: --dim expects NAME=N with N > 0, got '"
                    << spec << "'\n";
       return failure();
     }
-    importOpts.dimValues[name.str()] = n;
-  }
   auto module = pd::importONNXFile(inputFilename, context, importOpts);
   if (failed(module))
     return failure();

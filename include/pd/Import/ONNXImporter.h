@@ -14,6 +14,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBufferRef.h"
 
 #include <cstdint>
 #include <map>
@@ -32,6 +33,9 @@ struct ImportOptions {
   /// Values of named symbolic dimensions (e.g. the sequence length "T" of a
   /// dynamic-axes export); dimension 0 takes batchSize instead.
   std::map<std::string, int64_t> dimValues;
+
+  /// Adds a `NAME=N` dimension value (N > 0); false if `spec` is not one.
+  bool addDimValue(llvm::StringRef spec);
 };
 
 /// Imports the ONNX model at `path` into a new module in `ctx` (which must
@@ -43,6 +47,12 @@ struct ImportOptions {
 FailureOr<OwningOpRef<ModuleOp>> importONNXFile(llvm::StringRef path,
                                                 MLIRContext &ctx,
                                                 const ImportOptions &opts);
+
+/// Imports the ONNX model held in `buffer`, whose identifier names the file
+/// it came from (recorded, made absolute, as `pd.model`).
+FailureOr<OwningOpRef<ModuleOp>> importONNXBuffer(llvm::MemoryBufferRef buffer,
+                                                  MLIRContext &ctx,
+                                                  const ImportOptions &opts);
 
 } // namespace mlir::pd
 
