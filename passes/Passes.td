@@ -133,6 +133,42 @@ def OutlineStagesPass : Pass<"pd-outline-stages", "::mlir::ModuleOp"> {
   ];
 }
 
+def RecomputeForwardPass : Pass<"pd-recompute-forward", "::mlir::ModuleOp"> {
+  let summary = "Stashes only a stage's inputs and reruns its forward before its backward.";
+  let description = [{
+    Full activation recomputation of the listed stages. The stage's forward
+    returns (stashes) only the `pd.input` and `pd.recv` values its backward
+    needs, instead of every activation; the backward starts by recomputing,
+    from those inputs and the same weight version, the forward ops whose
+    values it reads, and is marked `pd.recompute`. The stash of stage k,
+    d - k microbatches deep under 1F1B, shrinks to its inputs; the
+    recomputed activations live in the backward's workspace, one
+    microbatch at a time.
+
+    Recomputation is exact: every op is deterministic, dropout redraws the
+    same mask (its key is the microbatch and the op's `rng_id`), and a
+    recomputed `pd.batch_norm` drops its running statistics so they are
+    updated once per microbatch, by the forward. An op with another side
+    effect cannot be recomputed and is an error.
+
+    ```mlir
+    // before                                  // after
+    func.func @stage0_forward() -> (tensor<4x16xf32>, tensor<4x8xf32>)
+      %x = pd.input 0 "x"                      %x = pd.input 0 "x"
+      ...                                      ...
+      return %r, %x                            return %x
+    func.func @stage0_backward(%r, %x)        func.func @stage0_backward(%x) {pd.recompute}
+                                               %h = pd.matmul %x, %w ... (recomputed)
+                                               %r = pd.relu ...
+      %g = pd.relu_grad %dy, %r                %g = pd.relu_grad %dy, %r
+    ```
+  }];
+  let options = [
+    ListOption<"stages", "stages", "int64_t",
+               "The stages whose activations are recomputed">
+  ];
+}
+
 def AccumulateInPlacePass : Pass<"pd-accumulate-in-place", "::mlir::ModuleOp"> {
   let summary = "Computes weight gradients of matmuls straight into their accumulators.";
   let description = [{

@@ -127,7 +127,7 @@ json::Value mlir::pd::buildPlanJson(ArrayRef<StageInfo> stages,
         {"stash", r.stashSlot * r.stashSlots},
         {"workspace", r.workspace},
         {"comm", r.comm}});
-    recompute.push_back(o.recompute == Recompute::Full ? "full" : "none");
+    recompute.push_back(s.recompute ? "full" : "none");
     json::Array names;
     for (const StageParam &p : s.params)
       names.push_back(p.name);

@@ -135,6 +135,8 @@ FailureOr<StageInfo> mlir::pd::collectStageInfo(ModuleOp module,
   }
   if (failed(collectState(module, fwd, info)))
     return failure();
+  info.recompute =
+      PDDialect::RecomputeAttrHelper(module.getContext()).isAttrPresent(bwd);
   collectOps(fwd, /*forward=*/true, info);
   collectOps(bwd, /*forward=*/false, info);
   return info;

@@ -28,10 +28,9 @@ static LogicalResult resolveOptions(ModuleOp module, CompilerOptions &o) {
     return emitError(loc, "--target ")
            << stringifyTarget(o.target)
            << " is not supported by this build; use --target cpu";
-  if (o.recompute != Recompute::None)
-    return emitError(loc, "--recompute ")
-           << stringifyRecompute(o.recompute)
-           << " is not supported yet; use --recompute none";
+  if (o.recompute == Recompute::Auto)
+    return emitError(loc, "--recompute auto is not supported yet; use "
+                          "--recompute none or full");
   if (o.replicas == 0)
     o.replicas = (o.devices && o.stages) ? o.devices / o.stages : 1;
   if (o.stages == 0)
@@ -66,6 +65,9 @@ static LogicalResult runPhases(ModuleOp module, const CompilerOptions &o) {
   phases.microbatches = o.microbatches;
   phases.schedule = o.schedule;
   phases.optimizer = o.optimizer;
+  if (o.recompute == Recompute::Full)
+    for (int64_t s = 0; s < o.stages; ++s)
+      phases.recomputeStages.push_back(s);
   PassManager pm(module.getContext());
   pm.enableVerifier(true);
   if (failed(applyPassManagerCLOptions(pm)))

@@ -31,6 +31,12 @@ void mlir::pd::addStagesPhase(OpPassManager &pm,
   // Rewrite: per-stage forward/backward functions with explicit stash and
   // send/recv, the form every later phase works on.
   pm.addPass(createOutlineStagesPass());
+  // Rewrite: listed stages stash only their inputs and rerun their forward.
+  if (!options.recomputeStages.empty()) {
+    RecomputeForwardPassOptions recompute;
+    recompute.stages = options.recomputeStages;
+    pm.addPass(createRecomputeForwardPass(recompute));
+  }
 }
 
 void mlir::pd::addBuffersPhase(OpPassManager &pm,
@@ -63,6 +69,9 @@ struct TrainingPipelineCLOptions
                               llvm::cl::desc("sgd, momentum, adam, adamw"),
                               llvm::cl::init(Optimizer::SGD),
                               optimizerChoices()};
+  ListOption<int64_t> recomputeStages{
+      *this, "recompute-stages",
+      llvm::cl::desc("Stages whose backward recomputes their forward")};
 };
 } // namespace
 
@@ -76,6 +85,8 @@ void mlir::pd::registerTrainingPipeline() {
         options.microbatches = cl.microbatches;
         options.schedule = cl.schedule;
         options.optimizer = cl.optimizer;
+        options.recomputeStages.assign(cl.recomputeStages.begin(),
+                                       cl.recomputeStages.end());
         addAutodiffPhase(pm);
         addStagesPhase(pm, options);
         addBuffersPhase(pm, options);

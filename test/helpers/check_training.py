@@ -15,6 +15,9 @@ same global batch (m scaled by W/W2) and compares the two pdc runs;
 --check-memory checks that each stage's printed arena size equals
 plan.json's memory_bytes[k].total; --check-ties runs with --check-ties (tied
 copies bitwise identical at the end) and prints plan.json's tied parameters;
+--compare-recompute also trains with --recompute full and requires
+bitwise identical weights, state and losses, and a stash (plan.json
+memory_bytes[k].stash) no larger on any stage and smaller on some;
 --check-saved runs onnx.checker on the saved model and evaluates it with the
 torch interpreter on the first microbatch, which must give the loss of the
 reference model at its trained weights.
@@ -65,6 +68,8 @@ def parse_args():
                    "running statistics), also within --tol")
     p.add_argument("--compare-to-replicas", type=int, metavar="W2",
                    help="also run with W2 replicas on the same global batch")
+    p.add_argument("--compare-recompute", action="store_true",
+                   help="also train with --recompute full; require identical results")
     p.add_argument("--check-memory", action="store_true",
                    help="check printed arena bytes against plan.json")
     p.add_argument("--check-ties", action="store_true",
@@ -94,9 +99,9 @@ def run_command(cmd, timeout, what):
     return proc.stdout
 
 
-def compile_plan(args, plan_dir, replicas, microbatches):
+def compile_plan(args, plan_dir, replicas, microbatches, recompute="none"):
     """Run pdc with every schedule and optimizer option given explicitly."""
-    cmd = [args.pdc, args.model, "-o", plan_dir,
+    cmd = [args.pdc, args.model, "-o", plan_dir, "--recompute", recompute,
            "--stages", str(args.stages), "--replicas", str(replicas),
            "--microbatch", str(args.microbatch), "--microbatches", str(microbatches),
            "--schedule", args.schedule, "--optimizer", args.optimizer,
@@ -128,12 +133,12 @@ def run_plan(args, plan_dir, out_onnx):
     return run_command(cmd, args.timeout, "run")
 
 
-def pdc_train(args, work_dir, replicas, microbatches):
+def pdc_train(args, work_dir, replicas, microbatches, recompute="none"):
     """Compile and run one plan; return (plan, trained weights, losses, stdout)."""
-    tag = f"w{replicas}"
+    tag = f"w{replicas}-recompute-{recompute}"
     plan_dir = os.path.join(work_dir, "plan-" + tag)
     shutil.rmtree(plan_dir, ignore_errors=True)
-    plan = compile_plan(args, plan_dir, replicas, microbatches)
+    plan = compile_plan(args, plan_dir, replicas, microbatches, recompute)
     out_onnx = os.path.join(work_dir, f"trained-{tag}.onnx")
     stdout = run_plan(args, plan_dir, out_onnx)
     weights = {t.name: numpy_helper.to_array(t)
@@ -218,6 +223,25 @@ def compare_losses(got, ref, tol, label):
     print(f"{label}: {len(ref)} step losses match, {ref[0]:.6f} -> {ref[-1]:.6f}")
 
 
+def compare_recompute(args, work_dir, plan, weights, losses):
+    """--recompute full trains bitwise identically with a smaller stash."""
+    plan2, weights2, losses2, _ = pdc_train(args, work_dir, args.replicas,
+                                            args.microbatches, "full")
+    if plan2["recompute"] != ["full"] * args.stages:
+        raise CheckFailure(f"plan.json recompute is {plan2['recompute']}")
+    for name, value in weights.items():
+        if not np.array_equal(value, weights2[name]):
+            raise CheckFailure(f"recompute: {name} differs from the run without "
+                               f"(max |diff| {np.abs(value - weights2[name]).max():.3g})")
+    if losses != losses2:
+        raise CheckFailure(f"recompute: losses {losses2} differ from {losses}")
+    before = [m["stash"] for m in plan["memory_bytes"]]
+    after = [m["stash"] for m in plan2["memory_bytes"]]
+    if any(a > b for a, b in zip(after, before)) or after == before:
+        raise CheckFailure(f"recompute: stash bytes {after} vs {before} without")
+    print(f"recompute: bitwise identical; stash bytes per stage {before} -> {after}")
+
+
 def check_memory(plan, stdout):
     """Check each stage's printed arena bytes against plan.json's total."""
     totals = [entry["total"] for entry in plan["memory_bytes"]]
@@ -280,6 +304,8 @@ def check(args, work_dir):
     compare_losses(losses, ref_losses, 10 * args.tol, "pdc vs torch")
     if args.check_memory:
         check_memory(plan, stdout)
+    if args.compare_recompute:
+        compare_recompute(args, work_dir, plan, weights, losses)
     if args.check_ties:
         report_ties(plan)
     if args.compare_to_replicas:

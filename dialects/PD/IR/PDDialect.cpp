@@ -82,7 +82,8 @@ verifyContractAttr(function_ref<InFlightDiagnostic()> emitError,
     return is(isa<OptimizerAttr>(value), "a #pd.optimizer");
   if (name == D::OwnersAttrHelper::getNameStr())
     return is(isa<DenseI64ArrayAttr>(value), "an array of stages");
-  if (name == D::AccumulateAttrHelper::getNameStr())
+  if (name == D::AccumulateAttrHelper::getNameStr() ||
+      name == D::RecomputeAttrHelper::getNameStr())
     return is(isa<UnitAttr>(value), "a unit attribute");
   if (name == D::ParamsAttrHelper::getNameStr() ||
       name == D::StateAttrHelper::getNameStr() ||

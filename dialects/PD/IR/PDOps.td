@@ -52,6 +52,7 @@ def PD_Dialect : Dialect {
     "::mlir::DenseI64ArrayAttr":$owners,  // param: the stages holding a copy (tied)
     "::mlir::IntegerAttr":$grad_offset,   // param, accumulate_grad: byte offset in grads
     "::mlir::UnitAttr":$accumulate,       // matmul: accumulates into its output
+    "::mlir::UnitAttr":$recompute,        // backward function: reruns its stage's forward
     "::mlir::DictionaryAttr":$params,     // forward function: parameter layout
     "::mlir::DictionaryAttr":$state,      // forward function: state layout
     "::mlir::DictionaryAttr":$regions,    // forward function: region sizes

@@ -67,6 +67,8 @@ struct StageInfo {
   std::vector<StageInput> inputs;
   std::vector<StageChannel> channels;
   bool loss = false;
+  /// Its backward reruns its forward from the stashed inputs (pd.recompute).
+  bool recompute = false;
   int64_t forwardFlops = 0, backwardFlops = 0;
 };
 

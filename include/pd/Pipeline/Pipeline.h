@@ -13,6 +13,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir::pd {
 
@@ -22,6 +23,8 @@ struct TrainingPipelineOptions {
   int64_t microbatches = 0;
   Schedule schedule = Schedule::TwoBW;
   Optimizer optimizer = Optimizer::SGD;
+  /// Stages whose backward recomputes their forward's activations.
+  std::vector<int64_t> recomputeStages;
 };
 
 /// Phase 1: reverse-mode differentiation of the loss.
