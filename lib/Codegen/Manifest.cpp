@@ -92,28 +92,28 @@ std::string mlir::pd::buildStageManifest(const StageInfo &info,
   return text;
 }
 
-/// Sustained FLOP/s of one device of `spec` (fp32; CPU: one core with
-/// OpenBLAS, measured in docs/TOOLCHAIN; GPUs: the paper's achieved rates).
-static double deviceFlopsPerSecond(StringRef spec) {
-  return llvm::StringSwitch<double>(spec)
-      .Case("v100", 45e12)
-      .Case("a100", 120e12)
-      .Case("h100", 300e12)
-      .Default(50e9);
-}
-
-double mlir::pd::predictStepSeconds(ArrayRef<StageInfo> stages,
-                                 const CompilerOptions &o) {
-  double rate = deviceFlopsPerSecond(o.deviceSpec), slowest = 0;
-  for (const StageInfo &s : stages)
-    slowest = std::max(slowest, (s.forwardFlops + s.backwardFlops) / rate);
-  double slots = o.schedule == Schedule::TwoBW ? o.microbatches
-                                     : o.microbatches + o.stages - 1;
-  return slots * slowest;
+/// The planner's prediction: the simulated steady-state step and, per
+/// stage, the cost model's times and the simulated busy fraction.
+static json::Object predictionJson(const PlanPrediction &p) {
+  json::Array stages;
+  for (auto [k, s] : llvm::enumerate(p.input.stages))
+    stages.push_back(json::Object{{"stage", (int64_t)k},
+                                  {"forward_seconds", s.forward},
+                                  {"backward_seconds", s.backward},
+                                  {"update_seconds", s.update + s.allreduce},
+                                  {"busy", p.result.busyFraction[k]},
+                                  {"stashed_microbatches",
+                                   p.result.peakInFlight[k]}});
+  return json::Object{{"device", p.spec.name},
+                      {"step_seconds", p.result.stepSeconds},
+                      {"samples_per_second", p.samplesPerSecond},
+                      {"bubble_fraction", p.result.bubbleFraction},
+                      {"stages", std::move(stages)}};
 }
 
 json::Value mlir::pd::buildPlanJson(ArrayRef<StageInfo> stages,
-                                    const CompilerOptions &o) {
+                                    const CompilerOptions &o,
+                                    const PlanPrediction &prediction) {
   json::Array memory, recompute, stageOps;
   for (const StageInfo &s : stages) {
     const StageRegions &r = s.regions;
@@ -136,7 +136,6 @@ json::Value mlir::pd::buildPlanJson(ArrayRef<StageInfo> stages,
                                     {"forward_flops", s.forwardFlops},
                                     {"backward_flops", s.backwardFlops}});
   }
-  double step = predictStepSeconds(stages, o);
   int64_t batch = o.microbatch * o.microbatches * o.replicas;
   // Tied parameters (a copy on each owner stage), once each, by name.
   std::map<std::string, std::vector<int64_t>> tiedOwners;
@@ -162,8 +161,6 @@ json::Value mlir::pd::buildPlanJson(ArrayRef<StageInfo> stages,
       {"recompute", std::move(recompute)},
       {"stage_ops", std::move(stageOps)},
       {"tied", std::move(tied)},
-      {"predicted",
-       json::Object{{"step_seconds", step},
-                    {"samples_per_second", step > 0 ? batch / step : 0.0}}},
+      {"predicted", predictionJson(prediction)},
       {"memory_bytes", std::move(memory)}};
 }

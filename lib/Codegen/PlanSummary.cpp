@@ -28,6 +28,7 @@ static std::string formatBytes(int64_t bytes) {
 
 void mlir::pd::printPlanSummary(ArrayRef<StageInfo> stages,
                                 const CompilerOptions &o,
+                                const PlanPrediction &p,
                                 llvm::raw_ostream &os) {
   int64_t batch = o.microbatch * o.microbatches * o.replicas;
   os << "plan: " << o.stages << " stage(s) x " << o.replicas
@@ -46,8 +47,9 @@ void mlir::pd::printPlanSummary(ArrayRef<StageInfo> stages,
        << ", workspace " << formatBytes(r.workspace) << ", comm "
        << formatBytes(r.comm) << ")\n";
   }
-  double step = predictStepSeconds(stages, o);
-  os << "  predicted: " << llvm::format("%.3g", step * 1e3) << " ms/step, "
-     << llvm::format("%.0f", step > 0 ? batch / step : 0.0)
-     << " samples/s on " << o.deviceSpec << "\n";
+  os << "  predicted: " << llvm::format("%.3g", p.result.stepSeconds * 1e3)
+     << " ms/step, " << llvm::format("%.0f", p.samplesPerSecond)
+     << " samples/s, bubble "
+     << llvm::format("%.0f%%", 100 * p.result.bubbleFraction) << " on "
+     << p.spec.name << "\n";
 }

@@ -14,6 +14,7 @@
 #include "mlir/Support/Timing.h"
 #include "pd/Pipeline/Pipeline.h"
 #include "pd/Codegen/Codegen.h"
+#include "pd/Planner/Planner.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -28,6 +29,8 @@ static LogicalResult resolveOptions(ModuleOp module, CompilerOptions &o) {
     return emitError(loc, "--target ")
            << stringifyTarget(o.target)
            << " is not supported by this build; use --target cpu";
+  if (llvm::Expected<DeviceSpec> spec = loadDeviceSpec(o.deviceSpec); !spec)
+    return emitError(loc, llvm::toString(spec.takeError()));
   if (o.recompute == Recompute::Auto)
     return emitError(loc, "--recompute auto is not supported yet; use "
                           "--recompute none or full");
@@ -146,28 +149,36 @@ LogicalResult mlir::pd::runCompiler(ModuleOp module,
   }
   if (failed(checkMemory(module, stages, o)))
     return failure();
-  std::string plan;
-  llvm::raw_string_ostream planOs(plan);
-  planOs << llvm::formatv("{0:2}", buildPlanJson(stages, o)) << "\n";
-  if (o.emit == EmitKind::Plan) {
-    out << plan;
+  FailureOr<PlanPrediction> prediction = predictPlan(module, o);
+  if (failed(prediction))
+    return failure();
+  std::string plan, trace;
+  llvm::raw_string_ostream planOs(plan), traceOs(trace);
+  planOs << llvm::formatv("{0:2}", buildPlanJson(stages, o, *prediction))
+         << "\n";
+  writeChromeTrace(prediction->result, traceOs);
+  traceOs << "\n";
+  if (o.emit == EmitKind::Plan || o.emit == EmitKind::Trace) {
+    out << (o.emit == EmitKind::Plan ? plan : trace);
     return success();
   }
   if (o.emit == EmitKind::LLVM)
     return emitLLVM(module, stages, o, out);
 
   auto dir = PlanDirectory::create(module.getLoc(), o.outputDir);
-  if (failed(dir) || failed(dir->writeFile("plan.json", plan)))
+  if (failed(dir) || failed(dir->writeFile("plan.json", plan)) ||
+      failed(dir->writeFile("trace.json", trace)))
     return failure();
   if (!o.planOnly && failed(writeExecutables(module, stages, o, *dir)))
     return failure();
   if (failed(dir->commit()))
     return failure();
-  printPlanSummary(stages, o, out);
+  printPlanSummary(stages, o, *prediction, out);
   out << "wrote " << o.outputDir << "/";
   if (o.planOnly)
-    out << "plan.json\n";
+    out << " (plan.json, trace.json)\n";
   else
-    out << " (plan.json, run, stage0..stage" << o.stages - 1 << ")\n";
+    out << " (plan.json, trace.json, run, stage0..stage" << o.stages - 1
+        << ")\n";
   return success();
 }

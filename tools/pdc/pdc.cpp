@@ -80,7 +80,9 @@ static cl::opt<pd::EmitKind, false, ChoiceParser<pd::EmitKind>> emit(
         clEnumValN(pd::EmitKind::MLIRBuffers, "mlir-buffers",
                    "after buffer allocation"),
         clEnumValN(pd::EmitKind::LLVM, "llvm", "every stage's LLVM IR"),
-        clEnumValN(pd::EmitKind::Plan, "plan", "plan.json")),
+        clEnumValN(pd::EmitKind::Plan, "plan", "plan.json"),
+        clEnumValN(pd::EmitKind::Trace, "trace",
+                   "the simulated timeline (Chrome trace JSON)")),
     cl::cat(pdcCategory));
 static cl::opt<bool> planOnly("plan-only",
                               cl::desc("Write plan.json without codegen"),

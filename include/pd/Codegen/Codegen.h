@@ -10,6 +10,7 @@
 #define PD_CODEGEN_CODEGEN_H
 
 #include "pd/Codegen/StageInfo.h"
+#include "pd/Planner/Planner.h"
 #include "pd/Support/CompilerOptions.h"
 #include "llvm/Support/JSON.h"
 
@@ -19,19 +20,16 @@ namespace mlir::pd {
 std::string buildStageManifest(const StageInfo &info,
                                const CompilerOptions &options);
 
-/// plan.json: the decisions, per-stage memory and the predicted step time.
+/// plan.json: the decisions, per-stage memory and the planner's prediction.
 llvm::json::Value buildPlanJson(ArrayRef<StageInfo> stages,
-                                const CompilerOptions &options);
-
-/// Predicted seconds per global batch: the slowest stage paces the
-/// pipeline; 2BW keeps it full, flush and GPipe add d - 1 bubble slots.
-double predictStepSeconds(ArrayRef<StageInfo> stages,
-                          const CompilerOptions &options);
+                                const CompilerOptions &options,
+                                const PlanPrediction &prediction);
 
 /// Prints the plan for people: pipeline shape, per-stage work and memory,
 /// prediction.
 void printPlanSummary(ArrayRef<StageInfo> stages,
-                      const CompilerOptions &options, llvm::raw_ostream &os);
+                      const CompilerOptions &options,
+                      const PlanPrediction &prediction, llvm::raw_ostream &os);
 
 /// Lowers stage `stage` of a buffer-assigned module (which is left
 /// unchanged) to an LLVM dialect module with the manifest embedded.

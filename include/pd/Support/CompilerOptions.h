@@ -33,6 +33,7 @@ enum class EmitKind {
   MLIRBuffers,   ///< After buffer allocation.
   LLVM,          ///< Every stage's LLVM IR.
   Plan,          ///< plan.json only.
+  Trace,         ///< The simulated timeline (Chrome trace JSON).
 };
 
 inline llvm::StringRef stringifyTarget(TargetKind target) {

@@ -1,0 +1,342 @@
+//===- Simulator.cpp - Discrete-event simulation of a pipeline ------------===//
+//
+// Each stage walks its action list in order. An action is *posted* when its
+// stage is free and the sends of the stage's previous action of the same
+// kind are delivered (the runtime waits for them before reusing their
+// buffers); a tensor it receives arrives `seconds` after both its sender's
+// action ended and the receiver posted; the action computes from the last
+// arrival. Sweeps advance every stage as far as the known times allow; a
+// sweep without progress before every list is done is a deadlock.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pd/Planner/Simulator.h"
+#include "exec/schedule.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::pd;
+
+namespace {
+
+using Key = std::pair<int64_t, int>; // (microbatch or batch, stage)
+
+/// Times of every simulated action, by kind, microbatch and stage.
+struct Timeline {
+  std::map<Key, double> posted[3], ended[3];
+
+  std::optional<double> get(const std::map<Key, double> &m, int64_t i,
+                            int stage) const {
+    auto it = m.find({i, stage});
+    if (it == m.end())
+      return std::nullopt;
+    return it->second;
+  }
+  std::optional<double> postedAt(SimActionKind k, int64_t i, int stage) const {
+    return get(posted[(int)k], i, stage);
+  }
+  std::optional<double> endedAt(SimActionKind k, int64_t i, int stage) const {
+    return get(ended[(int)k], i, stage);
+  }
+};
+
+struct StageState {
+  size_t pc = 0;
+  double freeAt = 0;
+  /// Index of the last forward and backward, whose sends the next one of
+  /// the same kind waits for.
+  std::optional<int64_t> lastForward, lastBackward;
+  /// Microbatches forwarded and not yet back-propagated, by stash slot.
+  std::map<int64_t, int64_t> liveSlots;
+  int64_t inFlight = 0;
+};
+
+class PipelineSimulation {
+public:
+  explicit PipelineSimulation(const SimInput &in) : in(in) {
+    int d = (int)in.stages.size();
+    actions = in.actions.empty() ? runtimeActions() : in.actions;
+    state.resize(d);
+    result.peakInFlight.assign(d, 0);
+    result.busyFraction.assign(d, 0);
+  }
+
+  SimResult run();
+
+private:
+  std::vector<std::vector<SimAction>> runtimeActions() const;
+  /// Tries to simulate stage k's next action; false if it must wait (and
+  /// `why` says for what).
+  bool step(int k, std::string &why);
+  /// Records that stage k posted `a` (waiting for what it receives).
+  void post(int k, const SimAction &a, double t);
+  std::optional<double> postTime(int k, const SimAction &a, std::string &why);
+  double duration(int k, const SimAction &a) const;
+  void trackStash(int k, const SimAction &a);
+  void summarize();
+
+  const SimInput &in;
+  std::vector<std::vector<SimAction>> actions;
+  std::vector<StageState> state;
+  Timeline times;
+  SimResult result;
+  /// Set when a blocked action is posted for the first time: the sweep
+  /// made progress (its senders may now deliver).
+  bool newPost = false;
+};
+
+} // namespace
+
+static const char *kindName(SimActionKind k) {
+  switch (k) {
+  case SimActionKind::Forward:
+    return "forward";
+  case SimActionKind::Backward:
+    return "backward";
+  case SimActionKind::Update:
+    return "update";
+  }
+  return "?";
+}
+
+std::vector<std::vector<SimAction>>
+PipelineSimulation::runtimeActions() const {
+  int d = (int)in.stages.size();
+  pdrt::ScheduleKind kind = in.schedule == SimSchedule::TwoBW
+                                ? pdrt::ScheduleKind::TwoBW
+                            : in.schedule == SimSchedule::Flush
+                                ? pdrt::ScheduleKind::Flush
+                                : pdrt::ScheduleKind::GPipe;
+  std::vector<std::vector<SimAction>> lists(d);
+  for (int k = 0; k < d; ++k) {
+    int64_t slots = in.stashSlots.empty() ? in.microbatches * in.steps
+                                          : in.stashSlots[k];
+    for (const pdrt::Action &a :
+         pdrt::buildSchedule(kind, d, k, in.microbatches, in.steps, slots)) {
+      SimActionKind sk = a.kind == pdrt::ActionKind::Forward ? SimActionKind::Forward
+                         : a.kind == pdrt::ActionKind::Backward
+                             ? SimActionKind::Backward
+                             : SimActionKind::Update;
+      lists[k].push_back({sk, a.index, a.slot});
+    }
+  }
+  return lists;
+}
+
+double PipelineSimulation::duration(int k, const SimAction &a) const {
+  const SimStage &s = in.stages[k];
+  switch (a.kind) {
+  case SimActionKind::Forward:
+    return s.forward;
+  case SimActionKind::Backward:
+    return s.backward;
+  case SimActionKind::Update:
+    return s.update + s.allreduce;
+  }
+  return 0;
+}
+
+/// When stage k can post `a`: its previous action is done and the sends of
+/// its previous action of the same kind are delivered.
+std::optional<double> PipelineSimulation::postTime(int k, const SimAction &a,
+                                                   std::string &why) {
+  StageState &st = state[k];
+  double t = st.freeAt;
+  if (a.kind == SimActionKind::Update)
+    return t;
+  bool fwd = a.kind == SimActionKind::Forward;
+  std::optional<int64_t> prev = fwd ? st.lastForward : st.lastBackward;
+  if (!prev)
+    return t;
+  for (const SimTransfer &tr : in.transfers) {
+    if (tr.from != k || tr.forward != fwd)
+      continue;
+    std::optional<double> recvPosted = times.postedAt(a.kind, *prev, tr.to);
+    if (!recvPosted) {
+      why = llvm::formatv("stage {0} waits at {1} {2} for stage {3} to "
+                          "receive {1} {4}",
+                          k, kindName(a.kind), a.index, tr.to, *prev);
+      return std::nullopt;
+    }
+    double sent = *times.endedAt(a.kind, *prev, k);
+    t = std::max(t, std::max(sent, *recvPosted) + tr.seconds);
+  }
+  return t;
+}
+
+bool PipelineSimulation::step(int k, std::string &why) {
+  StageState &st = state[k];
+  const SimAction &a = actions[k][st.pc];
+  std::optional<double> posted = postTime(k, a, why);
+  if (!posted)
+    return false;
+  double begin = *posted;
+  if (a.kind == SimActionKind::Update) {
+    // Tied copies sum their gradients: every owner's update starts together.
+    for (const SimTie &tie : in.ties) {
+      if (!llvm::is_contained(tie.stages, k))
+        continue;
+      for (int other : tie.stages) {
+        if (other == k)
+          continue;
+        std::optional<double> p = times.postedAt(a.kind, a.index, other);
+        if (!p) {
+          // Post ours so that the other owner can proceed.
+          post(k, a, *posted);
+          why = llvm::formatv("stage {0} waits at update {1} for stage {2}'s "
+                              "update (tied parameters)",
+                              k, a.index, other);
+          return false;
+        }
+        begin = std::max(begin, *p);
+      }
+      begin += tie.seconds;
+    }
+  } else {
+    bool fwd = a.kind == SimActionKind::Forward;
+    for (const SimTransfer &tr : in.transfers) {
+      if (tr.to != k || tr.forward != fwd)
+        continue;
+      std::optional<double> sent = times.endedAt(a.kind, a.index, tr.from);
+      if (!sent) {
+        post(k, a, *posted);
+        why = llvm::formatv("stage {0} waits at {1} {2} for stage {3}'s {1} {2}",
+                            k, kindName(a.kind), a.index, tr.from);
+        return false;
+      }
+      begin = std::max(begin, std::max(*sent, *posted) + tr.seconds);
+    }
+  }
+  double end = begin + duration(k, a);
+  times.posted[(int)a.kind][{a.index, k}] = *posted;
+  times.ended[(int)a.kind][{a.index, k}] = end;
+  result.events.push_back({k, a, begin, end});
+  trackStash(k, a);
+  if (a.kind == SimActionKind::Forward)
+    st.lastForward = a.index;
+  else if (a.kind == SimActionKind::Backward)
+    st.lastBackward = a.index;
+  st.freeAt = end;
+  ++st.pc;
+  return true;
+}
+
+void PipelineSimulation::post(int k, const SimAction &a, double t) {
+  newPost |= times.posted[(int)a.kind].insert({{a.index, k}, t}).second;
+}
+
+void PipelineSimulation::trackStash(int k, const SimAction &a) {
+  StageState &st = state[k];
+  if (a.kind == SimActionKind::Forward) {
+    auto [it, inserted] = st.liveSlots.insert({a.slot, a.index});
+    if (!inserted && result.stashOverflow.empty())
+      result.stashOverflow = llvm::formatv(
+          "stage {0}: forward {1} overwrites stash slot {2} of microbatch "
+          "{3}, not yet back-propagated",
+          k, a.index, a.slot, it->second);
+    result.peakInFlight[k] = std::max(result.peakInFlight[k], ++st.inFlight);
+  } else if (a.kind == SimActionKind::Backward) {
+    st.liveSlots.erase(a.slot);
+    --st.inFlight;
+  }
+}
+
+SimResult PipelineSimulation::run() {
+  int d = (int)in.stages.size();
+  while (true) {
+    bool progress = false, done = true;
+    newPost = false;
+    std::vector<std::string> waits;
+    for (int k = 0; k < d; ++k) {
+      std::string why;
+      while (state[k].pc < actions[k].size() && step(k, why))
+        progress = true;
+      if (state[k].pc < actions[k].size()) {
+        done = false;
+        waits.push_back(why);
+      }
+    }
+    if (done)
+      break;
+    if (!progress && !newPost) {
+      result.deadlock = llvm::join(waits, "; ");
+      return result;
+    }
+  }
+  summarize();
+  return result;
+}
+
+void PipelineSimulation::summarize() {
+  int d = (int)in.stages.size();
+  for (const SimEvent &e : result.events)
+    result.totalSeconds = std::max(result.totalSeconds, e.end);
+  // The end of batch j: the last stage to finish its update j.
+  std::map<int64_t, double> batchEnd;
+  for (const SimEvent &e : result.events)
+    if (e.action.kind == SimActionKind::Update)
+      batchEnd[e.action.index] = std::max(batchEnd[e.action.index], e.end);
+  // The steady state: not the first batch (2BW's warm-up) nor the last
+  // (its cool-down), when there are enough.
+  double from = 0, to = result.totalSeconds;
+  std::vector<double> ends;
+  for (auto &entry : batchEnd)
+    ends.push_back(entry.second);
+  if (ends.size() >= 2) {
+    size_t last = ends.size() >= 4 ? ends.size() - 2 : ends.size() - 1;
+    from = ends[last - 1];
+    to = ends[last];
+  }
+  result.stepSeconds = to - from;
+  if (result.stepSeconds <= 0)
+    return;
+  std::vector<double> busy(d, 0);
+  for (const SimEvent &e : result.events)
+    busy[e.stage] +=
+        std::max(0.0, std::min(e.end, to) - std::max(e.start, from));
+  double mean = 0;
+  for (int k = 0; k < d; ++k) {
+    result.busyFraction[k] = busy[k] / result.stepSeconds;
+    mean += result.busyFraction[k] / d;
+  }
+  result.bubbleFraction = std::max(0.0, 1 - mean);
+}
+
+SimResult mlir::pd::simulatePipeline(const SimInput &input) {
+  return PipelineSimulation(input).run();
+}
+
+void mlir::pd::writeChromeTrace(const SimResult &result,
+                                llvm::raw_ostream &os) {
+  llvm::json::Array events;
+  for (const SimEvent &e : result.events) {
+    std::string name = kindName(e.action.kind);
+    name += " " + std::to_string(e.action.index);
+    events.push_back(llvm::json::Object{
+        {"name", name},
+        {"cat", kindName(e.action.kind)},
+        {"ph", "X"},
+        {"pid", 0},
+        {"tid", e.stage},
+        {"ts", e.start * 1e6},
+        {"dur", (e.end - e.start) * 1e6}});
+  }
+  for (size_t k = 0; k < result.peakInFlight.size(); ++k)
+    events.push_back(llvm::json::Object{
+        {"name", "thread_name"},
+        {"ph", "M"},
+        {"pid", 0},
+        {"tid", (int64_t)k},
+        {"args", llvm::json::Object{{"name", "stage " + std::to_string(k)}}}});
+  os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                   {"traceEvents", std::move(events)},
+                                   {"displayTimeUnit", "ms"}}));
+}
