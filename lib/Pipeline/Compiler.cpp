@@ -31,9 +31,6 @@ static LogicalResult resolveOptions(ModuleOp module, CompilerOptions &o) {
            << " is not supported by this build; use --target cpu";
   if (llvm::Expected<DeviceSpec> spec = loadDeviceSpec(o.deviceSpec); !spec)
     return emitError(loc, llvm::toString(spec.takeError()));
-  if (o.recompute == Recompute::Auto)
-    return emitError(loc, "--recompute auto is not supported yet; use "
-                          "--recompute none or full");
   if (o.replicas == 0)
     o.replicas = (o.devices && o.stages) ? o.devices / o.stages : 1;
   if (o.stages == 0)
@@ -62,26 +59,56 @@ static LogicalResult resolveOptions(ModuleOp module, CompilerOptions &o) {
 /// Runs the MLIR phases in one pass manager, up to the one --emit asks for
 /// (all three otherwise), with the pass-manager flags of the command line
 /// (--mlir-print-ir-after-all, --mlir-timing, ...) applied.
-static LogicalResult runPhases(ModuleOp module, const CompilerOptions &o) {
+static LogicalResult runPhases(ModuleOp module, const CompilerOptions &o,
+                               ArrayRef<int64_t> recomputeStages,
+                               EmitKind emit) {
   TrainingPipelineOptions phases;
   phases.stages = o.stages;
   phases.microbatches = o.microbatches;
   phases.schedule = o.schedule;
   phases.optimizer = o.optimizer;
-  if (o.recompute == Recompute::Full)
-    for (int64_t s = 0; s < o.stages; ++s)
-      phases.recomputeStages.push_back(s);
+  phases.recomputeStages.assign(recomputeStages.begin(), recomputeStages.end());
   PassManager pm(module.getContext());
   pm.enableVerifier(true);
-  if (failed(applyPassManagerCLOptions(pm)))
-    return failure();
-  applyDefaultTimingPassManagerCLOptions(pm);
+  if (emit == o.emit) {
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    applyDefaultTimingPassManagerCLOptions(pm);
+  }
   addAutodiffPhase(pm);
-  if (o.emit != EmitKind::MLIRGrad)
+  if (emit != EmitKind::MLIRGrad)
     addStagesPhase(pm, phases);
-  if (o.emit != EmitKind::MLIRGrad && o.emit != EmitKind::MLIRStages)
+  if (emit != EmitKind::MLIRGrad && emit != EmitKind::MLIRStages)
     addBuffersPhase(pm, phases);
   return pm.run(module);
+}
+
+/// The stages that recompute their activations: none, all, or (auto) those
+/// whose plan without recomputation needs more than the device's memory
+/// (--device-memory, else the device spec's), found by planning a copy of
+/// the module without recomputation.
+static FailureOr<std::vector<int64_t>>
+chooseRecomputeStages(ModuleOp module, const CompilerOptions &o) {
+  std::vector<int64_t> stages;
+  if (o.recompute == Recompute::Full)
+    for (int64_t s = 0; s < o.stages; ++s)
+      stages.push_back(s);
+  if (o.recompute != Recompute::Auto)
+    return stages;
+  OwningOpRef<ModuleOp> trial = module.clone();
+  if (failed(runPhases(*trial, o, {}, EmitKind::MLIRBuffers)))
+    return failure();
+  int64_t budget = o.deviceMemory;
+  if (budget <= 0)
+    budget = cantFail(loadDeviceSpec(o.deviceSpec)).memoryBytes;
+  for (int64_t s = 0; s < o.stages; ++s) {
+    FailureOr<StageInfo> info = collectStageInfo(*trial, s);
+    if (failed(info))
+      return failure();
+    if (info->regions.total() > budget)
+      stages.push_back(s);
+  }
+  return stages;
 }
 
 static LogicalResult checkMemory(ModuleOp module, ArrayRef<StageInfo> stages,
@@ -89,10 +116,17 @@ static LogicalResult checkMemory(ModuleOp module, ArrayRef<StageInfo> stages,
   if (o.deviceMemory <= 0)
     return success();
   for (const StageInfo &s : stages)
-    if (s.regions.total() > o.deviceMemory)
-      return emitError(module.getLoc(), "stage ")
-             << s.stage << " needs " << s.regions.total()
-             << " bytes, more than --device-memory " << o.deviceMemory;
+    if (s.regions.total() > o.deviceMemory) {
+      InFlightDiagnostic diag = emitError(module.getLoc(), "stage ")
+                                << s.stage << " needs " << s.regions.total()
+                                << " bytes, more than --device-memory "
+                                << o.deviceMemory;
+      if (s.recompute)
+        diag << " even with recomputation";
+      else
+        diag << " (--recompute full or auto stashes less)";
+      return diag;
+    }
   return success();
 }
 
@@ -131,7 +165,10 @@ LogicalResult mlir::pd::runCompiler(ModuleOp module,
                                     const CompilerOptions &options,
                                     llvm::raw_ostream &out) {
   CompilerOptions o = options;
-  if (failed(resolveOptions(module, o)) || failed(runPhases(module, o)))
+  if (failed(resolveOptions(module, o)))
+    return failure();
+  FailureOr<std::vector<int64_t>> recompute = chooseRecomputeStages(module, o);
+  if (failed(recompute) || failed(runPhases(module, o, *recompute, o.emit)))
     return failure();
   if (o.emit == EmitKind::MLIRGrad || o.emit == EmitKind::MLIRStages ||
       o.emit == EmitKind::MLIRBuffers) {

@@ -133,7 +133,8 @@ static cl::opt<pd::Recompute, false, ChoiceParser<pd::Recompute>> recompute(
                clEnumValN(pd::Recompute::Full, "full",
                           "rerun each stage's forward before its backward"),
                clEnumValN(pd::Recompute::Auto, "auto",
-                          "the planner decides per stage")),
+                          "recompute the stages that would not fit the "
+                          "device memory")),
     cl::cat(pdcCategory));
 static cl::opt<pd::Schedule, false, ChoiceParser<pd::Schedule>> schedule("schedule",
                                       cl::desc("Pipeline schedule"),
