@@ -28,6 +28,8 @@ struct PartitionStagesPass
     : public mlir::pd::impl::PartitionStagesPassBase<PartitionStagesPass> {
   using PartitionStagesPassBase::PartitionStagesPassBase;
   void runOnOperation() override;
+  /// The stage of each compute op under the `cuts` option.
+  FailureOr<SmallVector<int64_t>> splitAtCuts(ArrayRef<Operation *> heavy);
 };
 
 } // namespace
@@ -98,6 +100,27 @@ static SmallVector<int64_t> balancedSplit(ArrayRef<int64_t> costs,
   return group;
 }
 
+FailureOr<SmallVector<int64_t>>
+PartitionStagesPass::splitAtCuts(ArrayRef<Operation *> heavy) {
+  Operation *fn = heavy.front()->getParentOp();
+  if (static_cast<int64_t>(cuts.size()) != numStages - 1)
+    return fn->emitError("pd-partition-stages: ")
+           << cuts.size() << " cuts given for " << int64_t(numStages)
+           << " stages (expected " << int64_t(numStages) - 1 << ")";
+  SmallVector<int64_t> group;
+  size_t next = 0;
+  for (Operation *op : heavy) {
+    if (next < cuts.size() && opId(op) == cuts[next])
+      ++next;
+    group.push_back(next);
+  }
+  if (next != cuts.size())
+    return fn->emitError("pd-partition-stages: cut ")
+           << cuts[next]
+           << " is not the pd.op_id of a compute op after the previous cut";
+  return group;
+}
+
 void PartitionStagesPass::runOnOperation() {
   ModuleOp module = getOperation();
   auto func = module.lookupSymbol<func::FuncOp>(funcName);
@@ -136,9 +159,14 @@ void PartitionStagesPass::runOnOperation() {
         << " stages";
     return signalPassFailure();
   }
-  SmallVector<int64_t> group = balancedSplit(heavyCost, numStages);
+  FailureOr<SmallVector<int64_t>> group =
+      cuts.empty() ? FailureOr<SmallVector<int64_t>>(
+                         balancedSplit(heavyCost, numStages))
+                   : splitAtCuts(heavy);
+  if (failed(group))
+    return signalPassFailure();
   DenseMap<int64_t, int64_t> stageOfId;
-  for (auto [op, g] : llvm::zip(heavy, group))
+  for (auto [op, g] : llvm::zip(heavy, *group))
     stageOfId[opId(op)] = g;
 
   // Sources (parameter reads, constants, no operands) follow their users.

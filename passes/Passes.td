@@ -93,6 +93,11 @@ def PartitionStagesPass : Pass<"pd-partition-stages", "::mlir::ModuleOp"> {
     Sets `pd.stage` on every op and
     `pd.num_stages` on the module. Deciding only: pd-outline-stages rewrites.
 
+    With `cuts` the split is given instead (pdc passes the planner's, which
+    also weighs memory traffic and the transfers at each cut): the
+    `pd.op_id` of the compute op (a forward op with operands) that starts
+    each stage after the first, in increasing order.
+
     ```mlir
     %h = pd.matmul %x, %w1 {pd.op_id = 2, pd.stage = 0 : i64} : ...
     %y = pd.matmul %h, %w2 {pd.op_id = 5, pd.stage = 1 : i64} : ...
@@ -102,7 +107,10 @@ def PartitionStagesPass : Pass<"pd-partition-stages", "::mlir::ModuleOp"> {
     Option<"numStages", "num-stages", "int64_t", "1",
            "Number of pipeline stages.">,
     Option<"funcName", "func-name", "std::string", "\"main\"",
-           "The differentiated training function.">
+           "The differentiated training function.">,
+    ListOption<"cuts", "cuts", "int64_t",
+               "pd.op_id of the compute op starting each stage after the "
+               "first (default: balance FLOPs)">
   ];
 }
 

@@ -14,6 +14,7 @@
 #include "mlir/Support/Timing.h"
 #include "pd/Pipeline/Pipeline.h"
 #include "pd/Codegen/Codegen.h"
+#include "pd/Planner/Partition.h"
 #include "pd/Planner/Planner.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -59,26 +60,91 @@ static LogicalResult resolveOptions(ModuleOp module, CompilerOptions &o) {
 /// Runs the MLIR phases in one pass manager, up to the one --emit asks for
 /// (all three otherwise), with the pass-manager flags of the command line
 /// (--mlir-print-ir-after-all, --mlir-timing, ...) applied.
+/// A pass manager with the verifier on and, for the run whose output
+/// --emit prints, the pass-manager flags of the command line applied
+/// (--mlir-print-ir-after-all, --mlir-timing, ...).
+static LogicalResult configure(PassManager &pm, bool applyCommandLine) {
+  pm.enableVerifier(true);
+  if (!applyCommandLine)
+    return success();
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
+  return success();
+}
+
+/// The planner's cuts of the differentiated @main into o.stages stages.
+static std::vector<int64_t> planStageCuts(ModuleOp module,
+                                          const CompilerOptions &o) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main || o.stages <= 1)
+    return {};
+  DeviceSpec spec = cantFail(loadDeviceSpec(o.deviceSpec));
+  return splitOpChain(buildOpChain(main, spec), o.stages, spec, o.replicas);
+}
+
+/// Whether the plan of a buffer-assigned module simulates without a
+/// deadlock or a stash overflow.
+static bool simulatesCleanly(ModuleOp module, const CompilerOptions &o) {
+  DeviceSpec spec = cantFail(loadDeviceSpec(o.deviceSpec));
+  FailureOr<SimInput> input = buildSimInput(module, o, spec);
+  if (failed(input))
+    return false;
+  SimResult r = simulatePipeline(*input);
+  return r.deadlock.empty() && r.stashOverflow.empty();
+}
+
+/// The planner's split, unless the plan it leads to would deadlock (a
+/// value skipping stages whose receiver is held by a tied parameter's
+/// update, with sends too large to go eagerly): then none, and
+/// pd-partition-stages balances FLOPs.
+static FailureOr<std::vector<int64_t>>
+chooseStageCuts(ModuleOp differentiated, const CompilerOptions &o,
+                const TrainingPipelineOptions &phases) {
+  std::vector<int64_t> cuts = planStageCuts(differentiated, o);
+  if (cuts.empty())
+    return cuts;
+  OwningOpRef<ModuleOp> trial = differentiated.clone();
+  TrainingPipelineOptions withCuts = phases;
+  withCuts.stageCuts = cuts;
+  PassManager pm(differentiated.getContext());
+  addStagesPhase(pm, withCuts);
+  addBuffersPhase(pm, withCuts);
+  if (failed(pm.run(*trial)))
+    return failure();
+  if (!simulatesCleanly(*trial, o))
+    cuts.clear();
+  return cuts;
+}
+
+/// Runs the phases up to `emit`'s: autodiff; then, with the planner's split
+/// of the differentiated function, stages and buffers.
 static LogicalResult runPhases(ModuleOp module, const CompilerOptions &o,
                                ArrayRef<int64_t> recomputeStages,
                                EmitKind emit) {
+  PassManager grad(module.getContext());
+  if (failed(configure(grad, emit == o.emit)))
+    return failure();
+  addAutodiffPhase(grad);
+  if (failed(grad.run(module)))
+    return failure();
+  if (emit == EmitKind::MLIRGrad)
+    return success();
   TrainingPipelineOptions phases;
   phases.stages = o.stages;
   phases.microbatches = o.microbatches;
   phases.schedule = o.schedule;
   phases.optimizer = o.optimizer;
   phases.recomputeStages.assign(recomputeStages.begin(), recomputeStages.end());
+  FailureOr<std::vector<int64_t>> cuts = chooseStageCuts(module, o, phases);
+  if (failed(cuts))
+    return failure();
+  phases.stageCuts = *cuts;
   PassManager pm(module.getContext());
-  pm.enableVerifier(true);
-  if (emit == o.emit) {
-    if (failed(applyPassManagerCLOptions(pm)))
-      return failure();
-    applyDefaultTimingPassManagerCLOptions(pm);
-  }
-  addAutodiffPhase(pm);
-  if (emit != EmitKind::MLIRGrad)
-    addStagesPhase(pm, phases);
-  if (emit != EmitKind::MLIRGrad && emit != EmitKind::MLIRStages)
+  if (failed(configure(pm, emit == o.emit)))
+    return failure();
+  addStagesPhase(pm, phases);
+  if (emit != EmitKind::MLIRStages)
     addBuffersPhase(pm, phases);
   return pm.run(module);
 }

@@ -27,6 +27,7 @@ void mlir::pd::addStagesPhase(OpPassManager &pm,
   // Decide: balance forward+backward FLOPs over contiguous stages.
   PartitionStagesPassOptions partition;
   partition.numStages = options.stages;
+  partition.cuts = options.stageCuts;
   pm.addPass(createPartitionStagesPass(partition));
   // Rewrite: per-stage forward/backward functions with explicit stash and
   // send/recv, the form every later phase works on.

@@ -32,8 +32,11 @@ static std::optional<DeviceSpec> builtinSpec(llvm::StringRef name) {
   constexpr double G = 1e9, T = 1e12;
   constexpr int64_t GiB = int64_t(1) << 30;
   if (name == "cpu")
+    // Open MPI's shared-memory transport sends messages under 4 KiB
+    // (header included) eagerly; 4096-byte payloads already wait for the
+    // receiver (a plan that relied on it hung in test).
     return DeviceSpec{"cpu", 80 * G, 40 * G, cpuCoreMemory(), 64,
-                      5 * G, 1e-6, 1.25 * G, 30e-6, 2e-6};
+                      5 * G, 1e-6, 1.25 * G, 30e-6, 2e-6, 2048};
   if (name == "v100")
     return DeviceSpec{"v100", 45 * T, 900 * G, 16 * GiB, 8,
                       150 * G, 5e-6, 3.125 * G, 20e-6, 8e-6};
@@ -91,6 +94,9 @@ static llvm::Expected<DeviceSpec> parseSpecFile(llvm::StringRef path) {
   if (!perNode || *perNode <= 0)
     return specError(path, "'devices_per_node' must be an integer > 0");
   spec.memoryBytes = *memory;
+  spec.eagerLimit = obj->getInteger("eager_limit").value_or(0);
+  if (spec.eagerLimit < 0)
+    return specError(path, "'eager_limit' must be an integer >= 0");
   spec.devicesPerNode = *perNode;
   if (spec.flops <= 0 || spec.memoryBandwidth <= 0 ||
       spec.intraNodeBandwidth <= 0 || spec.interNodeBandwidth <= 0)

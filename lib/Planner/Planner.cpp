@@ -41,9 +41,11 @@ static void addTransfers(func::FuncOp fn, int64_t stage, bool forward,
                          SimInput &in) {
   fn.walk([&](RecvOp recv) {
     int64_t peer = recv.getPeer();
-    double seconds = spec.transferSeconds(getTensorBytes(recv.getType()),
-                                          peer * o.replicas, stage * o.replicas);
-    in.transfers.push_back({(int)peer, (int)stage, forward, seconds});
+    int64_t bytes = getTensorBytes(recv.getType());
+    double seconds =
+        spec.transferSeconds(bytes, peer * o.replicas, stage * o.replicas);
+    in.transfers.push_back(
+        {(int)peer, (int)stage, forward, seconds, bytes <= spec.eagerLimit});
   });
 }
 

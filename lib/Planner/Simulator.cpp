@@ -157,7 +157,7 @@ std::optional<double> PipelineSimulation::postTime(int k, const SimAction &a,
   if (!prev)
     return t;
   for (const SimTransfer &tr : in.transfers) {
-    if (tr.from != k || tr.forward != fwd)
+    if (tr.from != k || tr.forward != fwd || tr.eager)
       continue;
     std::optional<double> recvPosted = times.postedAt(a.kind, *prev, tr.to);
     if (!recvPosted) {

@@ -25,6 +25,9 @@ struct TrainingPipelineOptions {
   Optimizer optimizer = Optimizer::SGD;
   /// Stages whose backward recomputes their forward's activations.
   std::vector<int64_t> recomputeStages;
+  /// The planner's split (pd-partition-stages' `cuts`); empty: the pass
+  /// balances FLOPs itself.
+  std::vector<int64_t> stageCuts;
 };
 
 /// Phase 1: reverse-mode differentiation of the loss.

@@ -26,6 +26,9 @@ struct DeviceSpec {
   double intraNodeBandwidth = 0, intraNodeLatency = 0; ///< Bytes/s, s.
   double interNodeBandwidth = 0, interNodeLatency = 0; ///< Bytes/s, s.
   double opOverhead = 0; ///< Seconds per kernel call (dispatch, launch).
+  /// Largest message a send completes without the receiver (the MPI
+  /// transport's eager limit); larger ones wait for the matching receive.
+  int64_t eagerLimit = 0;
 
   /// Seconds to move `bytes` between devices (ranks) a and b.
   double transferSeconds(int64_t bytes, int64_t rankA, int64_t rankB) const;

@@ -47,6 +47,9 @@ struct SimTransfer {
   int from = 0, to = 0;
   bool forward = true;
   double seconds = 0;
+  /// Small enough to be sent eagerly: the sender does not wait for the
+  /// receiver to post (otherwise its next action of the kind does).
+  bool eager = false;
 };
 
 /// Stages that hold copies of one tied parameter: their updates wait for

@@ -1,0 +1,43 @@
+//===- Partition.h - Where the pipeline is cut -------------------*- C++ -*-===//
+//
+// The planner's split of a differentiated training function into d
+// contiguous stages, handed to pd-partition-stages as its `cuts` option.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PD_PLANNER_PARTITION_H
+#define PD_PLANNER_PARTITION_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "pd/Planner/DeviceSpec.h"
+
+#include <vector>
+
+namespace mlir::pd {
+
+/// The cost the split balances, one entry per compute op (a forward op
+/// with operands) in program order.
+struct OpChain {
+  std::vector<int64_t> opIds;
+  /// Roofline seconds of the op and of its gradient ops.
+  std::vector<double> seconds;
+  /// Bytes of the activations that cross a cut before op i (entry 0 and
+  /// entry n are 0): sent forward, their gradients sent back.
+  std::vector<int64_t> crossingBytes;
+};
+
+/// The compute ops of `fn` (after pd-autodiff) with their costs on `spec`.
+OpChain buildOpChain(func::FuncOp fn, const DeviceSpec &spec);
+
+/// The split of `chain` into `stages` contiguous non-empty stages that
+/// minimises the slowest stage's time: its ops, plus sending and receiving
+/// the activations and gradients at its two cuts (ranks `replicas` apart).
+/// Exact dynamic programming over the cut positions; chains longer than a
+/// few thousand ops cut only at evenly spaced candidate positions. Returns
+/// the op id starting each stage after the first (empty for one stage).
+std::vector<int64_t> splitOpChain(const OpChain &chain, int64_t stages,
+                                  const DeviceSpec &spec, int64_t replicas);
+
+} // namespace mlir::pd
+
+#endif // PD_PLANNER_PARTITION_H
