@@ -11,34 +11,34 @@ pd.param @w2 {onnx_name = "fc2.weight"} : tensor<10x16xf32>
 func.func @main(%x: tensor<4x8xf32> {pd.input_name = "x"}, %y: tensor<4xi64> {pd.input_name = "y"}) -> tensor<f32> {
   // CHECK: %[[W1:.+]] = pd.param_ref @w1 {pd.op_id = 0 : i64}
   %w1 = pd.param_ref @w1 : tensor<16x8xf32>
-  // CHECK: %[[B1:.+]] = pd.param_ref @b1 {pd.op_id = 1 : i64}
+  // CHECK-NEXT: %[[B1:.+]] = pd.param_ref @b1 {pd.op_id = 1 : i64}
   %b1 = pd.param_ref @b1 : tensor<16xf32>
-  // CHECK: %[[H:.+]] = pd.matmul %arg0, %[[W1]] {pd.op_id = 2 : i64, transpose_rhs}
+  // CHECK-NEXT: %[[H:.+]] = pd.matmul %arg0, %[[W1]] {pd.op_id = 2 : i64, transpose_rhs}
   %h = pd.matmul %x, %w1 {transpose_rhs} : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
-  // CHECK: %[[HB:.+]] = pd.add %[[H]], %[[B1]] {pd.op_id = 3 : i64}
+  // CHECK-NEXT: %[[HB:.+]] = pd.add %[[H]], %[[B1]] {pd.op_id = 3 : i64}
   %hb = pd.add %h, %b1 : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
-  // CHECK: %[[R:.+]] = pd.relu %[[HB]] {pd.op_id = 4 : i64}
+  // CHECK-NEXT: %[[R:.+]] = pd.relu %[[HB]] {pd.op_id = 4 : i64}
   %r = pd.relu %hb : tensor<4x16xf32>
-  // CHECK: %[[W2:.+]] = pd.param_ref @w2 {pd.op_id = 5 : i64}
+  // CHECK-NEXT: %[[W2:.+]] = pd.param_ref @w2 {pd.op_id = 5 : i64}
   %w2 = pd.param_ref @w2 : tensor<10x16xf32>
-  // CHECK: %[[Z:.+]] = pd.matmul %[[R]], %[[W2]] {pd.op_id = 6 : i64, transpose_rhs}
+  // CHECK-NEXT: %[[Z:.+]] = pd.matmul %[[R]], %[[W2]] {pd.op_id = 6 : i64, transpose_rhs}
   %z = pd.matmul %r, %w2 {transpose_rhs} : tensor<4x16xf32>, tensor<10x16xf32> -> tensor<4x10xf32>
-  // CHECK: %[[L:.+]] = pd.softmax_cross_entropy %[[Z]], %arg1 {pd.op_id = 7 : i64}
+  // CHECK-NEXT: %[[L:.+]] = pd.softmax_cross_entropy %[[Z]], %arg1 {pd.op_id = 7 : i64}
   %l = pd.softmax_cross_entropy %z, %y : tensor<4x10xf32>, tensor<4xi64> -> tensor<f32>
-  // CHECK: %[[S:.+]] = pd.grad_seed {pd.grad_of = 7 : i64} : tensor<f32>
-  // CHECK: %[[DZ:.+]] = pd.softmax_cross_entropy_grad %[[S]], %[[Z]], %arg1 {pd.grad_of = 7 : i64}
+  // CHECK-NEXT: %[[S:.+]] = pd.grad_seed {pd.grad_of = 7 : i64} : tensor<f32>
+  // CHECK-NEXT: %[[DZ:.+]] = pd.softmax_cross_entropy_grad %[[S]], %[[Z]], %arg1 {pd.grad_of = 7 : i64}
   // dR = dZ W2 (Z = R W2^T), dW2 = dZ^T R.
-  // CHECK: %[[DR:.+]] = pd.matmul %[[DZ]], %[[W2]] {pd.grad_of = 6 : i64} : tensor<4x10xf32>, tensor<10x16xf32> -> tensor<4x16xf32>
-  // CHECK: %[[DW2:.+]] = pd.matmul %[[DZ]], %[[R]] {pd.grad_of = 6 : i64, transpose_lhs} : tensor<4x10xf32>, tensor<4x16xf32> -> tensor<10x16xf32>
-  // CHECK: pd.accumulate_grad @w2, %[[DW2]] {pd.grad_of = 5 : i64}
-  // CHECK: %[[DHB:.+]] = pd.relu_grad %[[DR]], %[[R]] {pd.grad_of = 4 : i64}
-  // CHECK: %[[DB1:.+]] = pd.sum_to %[[DHB]] {pd.grad_of = 3 : i64} : tensor<4x16xf32> -> tensor<16xf32>
-  // The gradient of the input x is dead and removed.
-  // CHECK-NOT: pd.matmul %[[DHB]], %[[W1]]
-  // CHECK: %[[DW1:.+]] = pd.matmul %[[DHB]], %arg0 {pd.grad_of = 2 : i64, transpose_lhs}
-  // CHECK: pd.accumulate_grad @b1, %[[DB1]] {pd.grad_of = 1 : i64}
-  // CHECK: pd.accumulate_grad @w1, %[[DW1]] {pd.grad_of = 0 : i64}
-  // CHECK: return %[[L]]
+  // CHECK-NEXT: %[[DR:.+]] = pd.matmul %[[DZ]], %[[W2]] {pd.grad_of = 6 : i64} : tensor<4x10xf32>, tensor<10x16xf32> -> tensor<4x16xf32>
+  // CHECK-NEXT: %[[DW2:.+]] = pd.matmul %[[DZ]], %[[R]] {pd.grad_of = 6 : i64, transpose_lhs} : tensor<4x10xf32>, tensor<4x16xf32> -> tensor<10x16xf32>
+  // CHECK-NEXT: pd.accumulate_grad @w2, %[[DW2]] {pd.grad_of = 5 : i64}
+  // CHECK-NEXT: %[[DHB:.+]] = pd.relu_grad %[[DR]], %[[R]] {pd.grad_of = 4 : i64}
+  // CHECK-NEXT: %[[DB1:.+]] = pd.sum_to %[[DHB]] {pd.grad_of = 3 : i64} : tensor<4x16xf32> -> tensor<16xf32>
+  // The gradient of the input x is dead and removed: nothing between the
+  // bias and the weight gradient.
+  // CHECK-NEXT: %[[DW1:.+]] = pd.matmul %[[DHB]], %arg0 {pd.grad_of = 2 : i64, transpose_lhs}
+  // CHECK-NEXT: pd.accumulate_grad @b1, %[[DB1]] {pd.grad_of = 1 : i64}
+  // CHECK-NEXT: pd.accumulate_grad @w1, %[[DW1]] {pd.grad_of = 0 : i64}
+  // CHECK-NEXT: return %[[L]]
   return %l : tensor<f32>
 }
 
@@ -52,9 +52,9 @@ func.func @main(%x: tensor<4x4xf32>, %y: tensor<4xi64>) -> tensor<f32> {
   %a = pd.mul %w, %w : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
   %l = pd.softmax_cross_entropy %a, %y : tensor<4x4xf32>, tensor<4xi64> -> tensor<f32>
   // CHECK: %[[G1:.+]] = pd.mul %{{.+}}, %{{.+}} {pd.grad_of = 1 : i64}
-  // CHECK: %[[G2:.+]] = pd.mul %{{.+}}, %{{.+}} {pd.grad_of = 1 : i64}
-  // CHECK: %[[SUM:.+]] = pd.add %[[G1]], %[[G2]] {pd.grad_of = 1 : i64}
-  // CHECK: pd.accumulate_grad @w, %[[SUM]]
+  // CHECK-NEXT: %[[G2:.+]] = pd.mul %{{.+}}, %{{.+}} {pd.grad_of = 1 : i64}
+  // CHECK-NEXT: %[[SUM:.+]] = pd.add %[[G1]], %[[G2]] {pd.grad_of = 1 : i64}
+  // CHECK-NEXT: pd.accumulate_grad @w, %[[SUM]]
   return %l : tensor<f32>
 }
 

@@ -1,12 +1,16 @@
-// RUN: pd-opt %s --split-input-file --pd-autodiff --pd-partition-stages=num-stages=3 --verify-diagnostics
+// RUN: pd-opt %s --split-input-file --pd-partition-stages=num-stages=3 --verify-diagnostics
 
 // Tests that asking for more stages than compute ops fails.
 pd.param @w {onnx_name = "w"} : tensor<4x4xf32>
 // expected-error @+1 {{pd-partition-stages: cannot split 2 compute ops into 3 stages}}
 func.func @main(%x: tensor<4x4xf32>, %y: tensor<4xi64>) -> tensor<f32> {
-  %w = pd.param_ref @w : tensor<4x4xf32>
-  %h = pd.matmul %x, %w : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
-  %l = pd.softmax_cross_entropy %h, %y : tensor<4x4xf32>, tensor<4xi64> -> tensor<f32>
+  %w = pd.param_ref @w {pd.op_id = 0 : i64} : tensor<4x4xf32>
+  %h = pd.matmul %x, %w {pd.op_id = 1 : i64} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %l = pd.softmax_cross_entropy %h, %y {pd.op_id = 2 : i64} : tensor<4x4xf32>, tensor<4xi64> -> tensor<f32>
+  %seed = pd.grad_seed {pd.grad_of = 2 : i64} : tensor<f32>
+  %dh = pd.softmax_cross_entropy_grad %seed, %h, %y {pd.grad_of = 2 : i64} : tensor<f32>, tensor<4x4xf32>, tensor<4xi64> -> tensor<4x4xf32>
+  %dw = pd.matmul %x, %dh {pd.grad_of = 1 : i64, transpose_lhs} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  pd.accumulate_grad @w, %dw {pd.grad_of = 0 : i64} : tensor<4x4xf32>
   return %l : tensor<f32>
 }
 
@@ -17,10 +21,19 @@ func.func @main(%x: tensor<4x4xf32>, %y: tensor<4xi64>) -> tensor<f32> {
 pd.param @w {onnx_name = "w"} : tensor<64x64xf32>
 func.func @main(%x: tensor<64x64xf32>, %y: tensor<64xi64>) -> tensor<f32> {
   // expected-error @+1 {{pd-partition-stages: this read of parameter @w is used on stages 0 and 2; a parameter used on several stages needs one pd.param_ref per use}}
-  %w = pd.param_ref @w : tensor<64x64xf32>
-  %a = pd.matmul %x, %w : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
-  %b = pd.matmul %a, %a : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
-  %c = pd.matmul %b, %w : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
-  %l = pd.softmax_cross_entropy %c, %y : tensor<64x64xf32>, tensor<64xi64> -> tensor<f32>
+  %w = pd.param_ref @w {pd.op_id = 0 : i64} : tensor<64x64xf32>
+  %a = pd.matmul %x, %w {pd.op_id = 1 : i64} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %b = pd.matmul %a, %a {pd.op_id = 2 : i64} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %c = pd.matmul %b, %w {pd.op_id = 3 : i64} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %l = pd.softmax_cross_entropy %c, %y {pd.op_id = 4 : i64} : tensor<64x64xf32>, tensor<64xi64> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Tests that an op the autodiff did not tag is refused.
+func.func @main(%x: tensor<4x4xf32>, %y: tensor<4xi64>) -> tensor<f32> {
+  // expected-error @+1 {{pd-partition-stages: op is neither forward (pd.op_id) nor gradient (pd.grad_of); run pd-autodiff first}}
+  %l = pd.softmax_cross_entropy %x, %y : tensor<4x4xf32>, tensor<4xi64> -> tensor<f32>
   return %l : tensor<f32>
 }
