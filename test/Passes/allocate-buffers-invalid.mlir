@@ -9,3 +9,16 @@
 // expected-error @+1 {{pd-allocate-buffers: expects outlined stages (pd.num_stages on the module)}}
 module {
 }
+
+// -----
+
+// Tests that every stage the module declares needs its two functions.
+// expected-error @+1 {{pd-allocate-buffers: missing functions of stage 1}}
+module attributes {pd.num_stages = 2 : i64} {
+  func.func @stage0_forward() attributes {pd.phase = #pd.phase<forward>, pd.stage = 0 : i64} {
+    return
+  }
+  func.func @stage0_backward() attributes {pd.phase = #pd.phase<backward>, pd.stage = 0 : i64} {
+    return
+  }
+}
