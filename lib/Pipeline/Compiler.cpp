@@ -1,9 +1,11 @@
 //===- Compiler.cpp - pdc's phases after import -----------------*- C++ -*-===//
 //
 // runCompiler: resolves the plan's free choices from the options and the
-// model, runs autodiff, stage partitioning, outlining and buffer allocation
-// (stopping at --emit's phase), checks memory, and writes the plan
-// directory: one linked executable per stage, plan.json and `run`.
+// model, chooses the recomputing stages, runs autodiff, asks the planner
+// where to cut, runs stage partitioning, outlining and buffer allocation
+// (stopping at --emit's phase), checks memory, simulates the plan, and
+// writes the plan directory: one linked executable per stage, plan.json,
+// trace.json and `run`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,9 +59,6 @@ static LogicalResult resolveOptions(ModuleOp module, CompilerOptions &o) {
   return success();
 }
 
-/// Runs the MLIR phases in one pass manager, up to the one --emit asks for
-/// (all three otherwise), with the pass-manager flags of the command line
-/// (--mlir-print-ir-after-all, --mlir-timing, ...) applied.
 /// A pass manager with the verifier on and, for the run whose output
 /// --emit prints, the pass-manager flags of the command line applied
 /// (--mlir-print-ir-after-all, --mlir-timing, ...).

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pd/Planner/DeviceSpec.h"
+#include "dialects/PD/IR/PDOps.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -102,6 +103,15 @@ static llvm::Expected<DeviceSpec> parseSpecFile(llvm::StringRef path) {
       spec.intraNodeBandwidth <= 0 || spec.interNodeBandwidth <= 0)
     return specError(path, "'flops' and the bandwidths must be > 0");
   return spec;
+}
+
+double mlir::pd::opSeconds(Operation *op, const DeviceSpec &spec) {
+  auto cost = dyn_cast<CostOpInterface>(op);
+  if (!cost)
+    return 0;
+  return std::max(cost.getFlops() / spec.flops,
+                  cost.getBytes() / spec.memoryBandwidth) +
+         spec.opOverhead;
 }
 
 llvm::Expected<DeviceSpec> mlir::pd::loadDeviceSpec(llvm::StringRef name) {

@@ -13,15 +13,6 @@
 using namespace mlir;
 using namespace mlir::pd;
 
-static double opSeconds(Operation *op, const DeviceSpec &spec) {
-  auto cost = dyn_cast<CostOpInterface>(op);
-  if (!cost)
-    return 0;
-  return std::max(cost.getFlops() / spec.flops,
-                  cost.getBytes() / spec.memoryBandwidth) +
-         spec.opOverhead;
-}
-
 /// The forward op an op is or differentiates (-1 if neither).
 static int64_t forwardIdOf(Operation *op) {
   if (auto id = getContractInt<PDDialect::OpIdAttrHelper>(op))

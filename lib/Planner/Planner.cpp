@@ -20,11 +20,7 @@ using namespace mlir::pd;
 /// Roofline seconds of the ops of `fn`.
 static double functionSeconds(func::FuncOp fn, const DeviceSpec &spec) {
   double seconds = 0;
-  fn.walk([&](CostOpInterface op) {
-    seconds += std::max(op.getFlops() / spec.flops,
-                        op.getBytes() / spec.memoryBandwidth) +
-               spec.opOverhead;
-  });
+  fn.walk([&](Operation *op) { seconds += opSeconds(op, spec); });
   return seconds;
 }
 

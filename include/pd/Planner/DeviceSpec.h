@@ -15,6 +15,10 @@
 #include <cstdint>
 #include <string>
 
+namespace mlir {
+class Operation;
+} // namespace mlir
+
 namespace mlir::pd {
 
 struct DeviceSpec {
@@ -37,6 +41,11 @@ struct DeviceSpec {
   double allreduceSeconds(int64_t bytes, int64_t first, int64_t ranks,
                           int64_t stride) const;
 };
+
+/// Roofline seconds of one op on `spec`: max(FLOPs / flops, bytes /
+/// memory bandwidth) plus the per-call overhead; 0 for an op without a
+/// cost (PD_CostOpInterface).
+double opSeconds(mlir::Operation *op, const DeviceSpec &spec);
 
 /// The built-in spec `name`, or the JSON file at `name`.
 llvm::Expected<DeviceSpec> loadDeviceSpec(llvm::StringRef name);
