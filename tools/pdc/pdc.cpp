@@ -126,6 +126,11 @@ static cl::opt<int64_t> microbatch("microbatch", cl::desc("Microbatch size b"),
 static cl::opt<int64_t> microbatches("microbatches",
                                      cl::desc("Microbatches per batch m"),
                                      cl::init(0), cl::cat(pdcCategory));
+static cl::opt<int64_t>
+    globalBatch("global-batch",
+                cl::desc("Samples per optimizer step, all replicas (B = b x "
+                         "m x w)"),
+                cl::init(0), cl::cat(pdcCategory));
 static cl::opt<pd::Recompute, false, ChoiceParser<pd::Recompute>> recompute(
     "recompute", cl::desc("Activation recomputation"),
     cl::init(pd::Recompute::None),
@@ -219,7 +224,8 @@ static LogicalResult checkOptions() {
       {"stages", stages},
       {"replicas", replicas},
       {"microbatch", microbatch},
-      {"microbatches", microbatches}};
+      {"microbatches", microbatches},
+      {"global-batch", globalBatch}};
   for (auto [name, value] : counts)
     if (failed(checkCount(name, value)))
       return failure();
@@ -273,8 +279,11 @@ static LogicalResult buildOptions(pd::CompilerOptions &opts) {
   opts.replicas = replicas;
   opts.microbatch = microbatch;
   opts.microbatches = microbatches;
+  opts.globalBatch = globalBatch;
   opts.recompute = recompute;
   opts.schedule = schedule;
+  opts.recomputeGiven = recompute.getNumOccurrences() > 0;
+  opts.scheduleGiven = schedule.getNumOccurrences() > 0;
   opts.optimizer = optimizer;
   opts.lr = lr;
   opts.momentum = momentum;

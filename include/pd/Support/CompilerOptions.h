@@ -69,8 +69,13 @@ struct CompilerOptions {
   int64_t replicas = 0;
   int64_t microbatch = 0;
   int64_t microbatches = 0;
+  /// Samples per optimizer step over all replicas (0: b x m x w with m = d).
+  int64_t globalBatch = 0;
   Recompute recompute = Recompute::None;
   Schedule schedule = Schedule::TwoBW;
+  /// Whether --recompute and --schedule were given (else the planner
+  /// chooses, preferring the values above on equal throughput).
+  bool recomputeGiven = false, scheduleGiven = false;
 
   // Optimizer.
   Optimizer optimizer = Optimizer::SGD;
