@@ -38,12 +38,17 @@ def parse_args():
     p.add_argument("--microbatch", type=int, default=8)
     p.add_argument("--microbatches", type=int, default=4)
     p.add_argument("--optimizer", default="adam")
-    p.add_argument("--stages", default="1,2")
+    p.add_argument("--shapes", default="1x1,2x1,1x2",
+                   help="pipelines as DxW (depth x replicas); m is scaled so "
+                   "that every plan trains the same global batch")
     p.add_argument("--schedules", default="2bw,flush,gpipe")
     p.add_argument("--recompute", default="none,full")
     p.add_argument("--steps", type=int, default=12)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--device-spec", default="cpu")
+    p.add_argument("--auto", action="store_true",
+                   help="also let pdc plan the same global batch itself (no "
+                   "placement flags) and measure its choice")
     p.add_argument("--work-dir")
     return p.parse_args()
 
@@ -61,12 +66,19 @@ def export(args, work):
     return model, data
 
 
-def measure(args, model, data, work, d, schedule, recompute):
-    plan = os.path.join(work, f"plan-d{d}-{schedule}-{recompute}")
+def measure(args, model, data, work, d, schedule, recompute, w=1):
+    """Compile (d, schedule, recompute; all None: the planner's choice for
+    the same global batch on every core) and train; return (predicted s,
+    measured s, [(plan bytes, allocated bytes)] per stage, plan.json)."""
+    plan = os.path.join(work, f"plan-d{d}-w{w}-{schedule}-{recompute}")
     env = benchlib.child_env(1)
-    benchlib.run_checked([args.pdc, model, "-o", plan, "--stages", str(d),
-                          "--microbatches", str(args.microbatches),
-                          "--schedule", schedule, "--recompute", recompute,
+    if d is None:
+        placement = ["--global-batch", str(args.microbatch * args.microbatches)]
+    else:
+        placement = ["--stages", str(d), "--replicas", str(w),
+                     "--microbatches", str(args.microbatches // w),
+                     "--schedule", schedule, "--recompute", recompute]
+    benchlib.run_checked([args.pdc, model, "-o", plan, *placement,
                           "--optimizer", args.optimizer,
                           "--device-spec", args.device_spec], env)
     out = benchlib.run_checked([os.path.join(plan, "run"), "--steps", str(args.steps),
@@ -78,7 +90,7 @@ def measure(args, model, data, work, d, schedule, recompute):
                                  if int(step) > args.warmup)
     arena = {int(k): int(b) for k, b in MEMORY_RE.findall(out)}
     memory = [(m["total"], arena.get(m["stage"])) for m in planned["memory_bytes"]]
-    return planned["predicted"]["step_seconds"], measured, memory
+    return planned["predicted"]["step_seconds"], measured, memory, planned
 
 
 def main():
@@ -89,18 +101,30 @@ def main():
     print(f"GPT {args.layers} layers, n_embd {args.embd}, seq {args.seq}, "
           f"microbatch {args.microbatch} x {args.microbatches}, {args.optimizer}; "
           f"device spec {args.device_spec}; OpenBLAS {benchlib.blas_in_use()}")
-    print("| d | schedule | recompute | predicted ms | measured ms | pred/meas "
+    print("| d x w | schedule | recompute | predicted ms | measured ms | pred/meas "
           "| memory per stage (plan / allocated, KiB) |")
     print("|---|---|---|---|---|---|---|")
-    for d in map(int, args.stages.split(",")):
+    for shape in args.shapes.split(","):
+        d, w = map(int, shape.split("x"))
         for schedule in args.schedules.split(","):
             for recompute in args.recompute.split(","):
-                pred, meas, memory = measure(args, model, data, work, d,
-                                             schedule, recompute)
-                mem = ", ".join(f"{p / 1024:.0f} / {a / 1024:.0f}" if a else f"{p / 1024:.0f} / ?"
-                                for p, a in memory)
-                print(f"| {d} | {schedule} | {recompute} | {pred * 1e3:.1f} | "
-                      f"{meas * 1e3:.1f} | {pred / meas:.2f} | {mem} |", flush=True)
+                row(args, model, data, work, d, schedule, recompute, w)
+    if args.auto:
+        row(args, model, data, work, None, None, None)
+
+
+def row(args, model, data, work, d, schedule, recompute, w=1):
+    """Print one table row (the planner's choice when d is None)."""
+    pred, meas, memory, plan = measure(args, model, data, work, d, schedule,
+                                       recompute, w)
+    mem = ", ".join(f"{p / 1024:.0f} / {a / 1024:.0f}" if a else f"{p / 1024:.0f} / ?"
+                    for p, a in memory)
+    shape = f"{d}x{w}"
+    if d is None:
+        shape = f"auto: {plan['stages']}x{plan['replicas']}"
+        schedule, recompute = plan["schedule"], ",".join(sorted(set(plan["recompute"])))
+    print(f"| {shape} | {schedule} | {recompute} | {pred * 1e3:.1f} | "
+          f"{meas * 1e3:.1f} | {pred / meas:.2f} | {mem} |", flush=True)
 
 
 if __name__ == "__main__":
