@@ -54,19 +54,43 @@ func.func @stage1_backward(%z: tensor<4x8xf32>, %y: tensor<4xi64>, %r2: tensor<4
 }
 
 // Each owner reads its own copy and accumulates into its own gradient (in
-// place, by the weight-gradient matmul).
-// CHECK:      stage = 0, func = forward, value = pd.input,
+// place, by the weight-gradient matmul): @w at offset 0 of stage 0's weights
+// and grads (before @v at 512) and at offset 0 of stage 1's.
+// CHECK:      stage = 0, func = forward, value = pd.input, region = stash, offset = 256, size = 128
 // CHECK-NEXT: stage = 0, func = forward, value = pd.param_ref, region = weights, offset = 0, size = 512
-// CHECK:      stage = 0, func = backward, value = pd.matmul, region = grads, offset = 512, size = 1024
-// CHECK:      stage = 0, func = backward, value = pd.matmul, region = grads, offset = 0, size = 512
-// CHECK:      stage = 1, func = forward, value = pd.param_ref, region = weights, offset = 0, size = 512
-// CHECK:      stage = 1, func = backward, value = pd.matmul, region = grads, offset = 0, size = 512
+// CHECK-NEXT: stage = 0, func = forward, value = pd.matmul, region = workspace, offset = 0, size = 256, live = [2, 3]
+// CHECK-NEXT: stage = 0, func = forward, value = pd.relu, region = stash, offset = 0, size = 256
+// CHECK-NEXT: stage = 0, func = forward, value = pd.param_ref, region = weights, offset = 512, size = 1024
+// CHECK-NEXT: stage = 0, func = forward, value = pd.matmul, region = comm, offset = 0, size = 256
+// CHECK-NEXT: stage = 0, func = backward, value = arg0, region = stash, offset = 0, size = 256
+// CHECK-NEXT: stage = 0, func = backward, value = arg1, region = stash, offset = 256, size = 128
+// CHECK-NEXT: stage = 0, func = backward, value = pd.recv, region = workspace, offset = 0, size = 256, live = [0, 3]
+// CHECK-NEXT: stage = 0, func = backward, value = pd.param_ref, region = weights, offset = 512, size = 1024
+// CHECK-NEXT: stage = 0, func = backward, value = pd.matmul, region = workspace, offset = 256, size = 256, live = [2, 5]
+// CHECK-NEXT: stage = 0, func = backward, value = pd.matmul, region = grads, offset = 512, size = 1024
+// CHECK-NEXT: stage = 0, func = backward, value = pd.relu_grad, region = workspace, offset = 0, size = 256, live = [5, 6]
+// CHECK-NEXT: stage = 0, func = backward, value = pd.matmul, region = grads, offset = 0, size = 512
+// CHECK-NEXT: stage = 1, func = forward, value = pd.recv, region = workspace, offset = 0, size = 256, live = [0, 1]
+// CHECK-NEXT: stage = 1, func = forward, value = pd.relu, region = stash, offset = 192, size = 256
+// CHECK-NEXT: stage = 1, func = forward, value = pd.param_ref, region = weights, offset = 0, size = 512
+// CHECK-NEXT: stage = 1, func = forward, value = pd.matmul, region = stash, offset = 0, size = 128
+// CHECK-NEXT: stage = 1, func = forward, value = pd.input, region = stash, offset = 128, size = 32
+// CHECK-NEXT: stage = 1, func = forward, value = pd.softmax_cross_entropy, region = workspace, offset = 0, size = 4, live = [5, 6]
+// CHECK-NEXT: stage = 1, func = backward, value = arg0, region = stash, offset = 0, size = 128
+// CHECK-NEXT: stage = 1, func = backward, value = arg1, region = stash, offset = 128, size = 32
+// CHECK-NEXT: stage = 1, func = backward, value = arg2, region = stash, offset = 192, size = 256
+// CHECK-NEXT: stage = 1, func = backward, value = pd.grad_seed, region = workspace, offset = 0, size = 4, live = [0, 1]
+// CHECK-NEXT: stage = 1, func = backward, value = pd.softmax_cross_entropy_grad, region = workspace, offset = 64, size = 128, live = [1, 4]
+// CHECK-NEXT: stage = 1, func = backward, value = pd.param_ref, region = weights, offset = 0, size = 512
+// CHECK-NEXT: stage = 1, func = backward, value = pd.matmul, region = workspace, offset = 192, size = 256, live = [3, 6]
+// CHECK-NEXT: stage = 1, func = backward, value = pd.matmul, region = grads, offset = 0, size = 512
+// CHECK-NEXT: stage = 1, func = backward, value = pd.relu_grad, region = comm, offset = 0, size = 256
 // The copy counts in both stages' weights (x 2 versions), grads and Adam
 // state (2 x 512 bytes).
-// CHECK:      stage = 0, weights = 1536 x 2, grads = 1536, optimizer = 3072,
+// CHECK-NEXT: stage = 0, weights = 1536 x 2, grads = 1536, optimizer = 3072, stash = 384 x 2, workspace = 512, comm = 256, total = 9216
 // CHECK-NEXT: stage = 0, param = v, weight = 512, grad = 512, optimizer = 1024, owners = 0
 // CHECK-NEXT: stage = 0, param = w, weight = 0, grad = 0, optimizer = 0, owners = 0 1
-// CHECK-NEXT: stage = 1, weights = 512 x 2, grads = 512, optimizer = 1024,
+// CHECK-NEXT: stage = 1, weights = 512 x 2, grads = 512, optimizer = 1024, stash = 448 x 1, workspace = 448, comm = 256, total = 3712
 // CHECK-NEXT: stage = 1, param = w, weight = 0, grad = 0, optimizer = 0, owners = 0 1
 
 // IR:      pd.param @w {onnx_name = "w", pd.owners = array<i64: 0, 1>}
@@ -79,3 +103,6 @@ func.func @stage1_backward(%z: tensor<4x8xf32>, %y: tensor<4xi64>, %r2: tensor<4
 // IR-LABEL: func.func @stage1_forward() {{.*}}pd.params = {w = array<i64: 0, 0, 0>}
 // IR-LABEL: func.func @stage1_backward
 // IR:      pd.accumulate_grad @w, %{{.+}} {pd.grad_offset = 0 : i64}
+// IR-NEXT: pd.relu_grad {{.+}}pd.buffer = #pd.buffer<comm, 0>
+// IR-NEXT: pd.send
+// IR-NEXT: return

@@ -92,8 +92,11 @@ func.func @stage1_backward(%z: tensor<4x10xf32>, %y: tensor<4xi64>, %r: tensor<4
 // CHECK-NEXT: stage = 1, param = fc2.weight, weight = 0, grad = 0, optimizer = 0, owners = 1
 
 // GPipe stashes all m microbatches on every stage and keeps one version.
-// GPIPE: stage = 0, weights = 576 x 1, grads = 576, optimizer = 0, stash = 384 x 4
-// GPIPE: stage = 1, weights = 640 x 1, grads = 640, optimizer = 0, stash = 512 x 4
+// GPIPE:      stage = 0, weights = 576 x 1, grads = 576, optimizer = 0, stash = 384 x 4, workspace = 512, comm = 0, total = 3200
+// GPIPE-NEXT: stage = 0, param = fc1.bias, weight = 512, grad = 512, optimizer = 0, owners = 0
+// GPIPE-NEXT: stage = 0, param = fc1.weight, weight = 0, grad = 0, optimizer = 0, owners = 0
+// GPIPE-NEXT: stage = 1, weights = 640 x 1, grads = 640, optimizer = 0, stash = 512 x 4, workspace = 256, comm = 256, total = 3840
+// GPIPE-NEXT: stage = 1, param = fc2.weight, weight = 0, grad = 0, optimizer = 0, owners = 1
 
 // Each parameter lists its owner stages; each stage's forward function has
 // its parameter layout: [weight, gradient, optimizer-state] offsets.

@@ -24,18 +24,21 @@ func.func @main(%x: tensor<2x2x6x6xf32>) -> tensor<f32> {
   %a = pd.avg_pool2d %m {count_include_pad, kernel_shape = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x4x3x3xf32> -> tensor<2x4x2x2xf32>
   %l = pd.reduce_sum %a {axes = array<i64: 0, 1, 2, 3>} : tensor<2x4x2x2xf32> -> tensor<f32>
   // CHECK: %[[S:.+]] = pd.grad_seed
-  // CHECK: %[[DA:.+]] = pd.broadcast_axes %[[S]]
-  // CHECK: %[[DM:.+]] = pd.avg_pool2d_grad %[[DA]] {count_include_pad, kernel_shape = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, pd.grad_of = 10 : i64, strides = array<i64: 2, 2>} : tensor<2x4x2x2xf32> -> tensor<2x4x3x3xf32>
-  // CHECK: %[[DN:.+]] = pd.max_pool2d_grad %[[DM]], %{{.+}} {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, pd.grad_of = 9 : i64, strides = array<i64: 2, 2>} : tensor<2x4x3x3xf32>, tensor<2x4x6x6xf32> -> tensor<2x4x6x6xf32>
-  // CHECK: %[[DC:.+]], %[[DG:.+]], %[[DBETA:.+]] = pd.batch_norm_grad %[[DN]], %{{.+}}, %{{.+}} {epsilon = 9.99999974E-6 : f32, pd.grad_of = 8 : i64}
-  // CHECK: %[[DP:.+]] = pd.conv2d_grad_input %[[DC]], %{{.+}} {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, pd.grad_of = 7 : i64, strides = array<i64: 1, 1>} : tensor<2x4x6x6xf32>, tensor<4x2x3x3xf32> -> tensor<2x2x8x8xf32>
-  // CHECK: %[[DW:.+]] = pd.conv2d_grad_filter %[[DC]], %{{.+}} {{{.+}}pd.grad_of = 7 : i64{{.+}}} : tensor<2x4x6x6xf32>, tensor<2x2x8x8xf32> -> tensor<4x2x3x3xf32>
-  // CHECK: %[[DB:.+]] = pd.reduce_sum %[[DC]] {axes = array<i64: 0, 2, 3>, pd.grad_of = 7 : i64} : tensor<2x4x6x6xf32> -> tensor<4xf32>
-  // CHECK: %[[DXS:.+]] = pd.slice %[[DP]] {pd.grad_of = 6 : i64, starts = array<i64: 0, 0, 1, 1>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x2x8x8xf32> -> tensor<2x2x6x6xf32>
-  // CHECK: pd.mul %[[DXS]], %{{.+}} {pd.grad_of = 5 : i64}
-  // CHECK: pd.accumulate_grad @beta, %[[DBETA]]
-  // CHECK: pd.accumulate_grad @g, %[[DG]]
-  // CHECK: pd.accumulate_grad @b, %[[DB]]
-  // CHECK: pd.accumulate_grad @w, %[[DW]]
+  // CHECK-NEXT: %[[DA:.+]] = pd.broadcast_axes %[[S]]
+  // CHECK-NEXT: %[[DM:.+]] = pd.avg_pool2d_grad %[[DA]] {count_include_pad, kernel_shape = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, pd.grad_of = 10 : i64, strides = array<i64: 2, 2>} : tensor<2x4x2x2xf32> -> tensor<2x4x3x3xf32>
+  // CHECK-NEXT: %[[DN:.+]] = pd.max_pool2d_grad %[[DM]], %{{.+}} {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, pd.grad_of = 9 : i64, strides = array<i64: 2, 2>} : tensor<2x4x3x3xf32>, tensor<2x4x6x6xf32> -> tensor<2x4x6x6xf32>
+  // CHECK-NEXT: %[[DC:.+]], %[[DG:.+]], %[[DBETA:.+]] = pd.batch_norm_grad %[[DN]], %{{.+}}, %{{.+}} {epsilon = 9.99999974E-6 : f32, pd.grad_of = 8 : i64}
+  // CHECK-NEXT: %[[DP:.+]] = pd.conv2d_grad_input %[[DC]], %{{.+}} {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, pd.grad_of = 7 : i64, strides = array<i64: 1, 1>} : tensor<2x4x6x6xf32>, tensor<4x2x3x3xf32> -> tensor<2x2x8x8xf32>
+  // CHECK-NEXT: %[[DW:.+]] = pd.conv2d_grad_filter %[[DC]], %{{.+}} {{{.+}}pd.grad_of = 7 : i64{{.+}}} : tensor<2x4x6x6xf32>, tensor<2x2x8x8xf32> -> tensor<4x2x3x3xf32>
+  // CHECK-NEXT: %[[DB:.+]] = pd.reduce_sum %[[DC]] {axes = array<i64: 0, 2, 3>, pd.grad_of = 7 : i64} : tensor<2x4x6x6xf32> -> tensor<4xf32>
+  // CHECK-NEXT: %[[DXS:.+]] = pd.slice %[[DP]] {pd.grad_of = 6 : i64, starts = array<i64: 0, 0, 1, 1>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x2x8x8xf32> -> tensor<2x2x6x6xf32>
+  // CHECK-NEXT: %[[DSX:.+]] = pd.mul %[[DXS]], %{{.+}} {pd.grad_of = 5 : i64}
+  // CHECK-NEXT: %[[DS:.+]] = pd.sum_to %[[DSX]] {pd.grad_of = 5 : i64} : tensor<2x2x6x6xf32> -> tensor<6xf32>
+  // CHECK-NEXT: pd.accumulate_grad @s, %[[DS]]
+  // CHECK-NEXT: pd.accumulate_grad @beta, %[[DBETA]]
+  // CHECK-NEXT: pd.accumulate_grad @g, %[[DG]]
+  // CHECK-NEXT: pd.accumulate_grad @b, %[[DB]]
+  // CHECK-NEXT: pd.accumulate_grad @w, %[[DW]]
+  // CHECK-NEXT: return
   return %l : tensor<f32>
 }

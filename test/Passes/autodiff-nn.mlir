@@ -17,16 +17,21 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<f32> {
   %sm = pd.softmax %d {axis = 1} : tensor<4x8xf32>
   %l = pd.reduce_sum %sm {axes = array<i64: 0, 1>} : tensor<4x8xf32> -> tensor<f32>
   // CHECK: %[[S:.+]] = pd.grad_seed
-  // CHECK: %[[DSM:.+]] = pd.broadcast_axes %[[S]] {axes = array<i64: 0, 1>, pd.grad_of = 7 : i64} : tensor<f32> -> tensor<4x8xf32>
-  // CHECK: %[[DD:.+]] = pd.softmax_grad %[[DSM]], %{{.+}} {axis = 1 : i64, pd.grad_of = 6 : i64}
+  // CHECK-NEXT: %[[DSM:.+]] = pd.broadcast_axes %[[S]] {axes = array<i64: 0, 1>, pd.grad_of = 7 : i64} : tensor<f32> -> tensor<4x8xf32>
+  // CHECK-NEXT: %[[DD:.+]] = pd.softmax_grad %[[DSM]], %{{.+}} {axis = 1 : i64, pd.grad_of = 6 : i64}
   // d(e/g)/de = dd / g; d/dg = sum_rows(-(dd / g) * (e / g)).
-  // CHECK: %[[Q:.+]] = pd.div %[[DD]], %{{.+}} {pd.grad_of = 5 : i64}
-  // CHECK: %[[QC:.+]] = pd.mul %[[Q]], %{{.+}} {pd.grad_of = 5 : i64}
-  // CHECK: %[[NEG:.+]] = pd.scale %[[QC]], -1.000000e+00 {pd.grad_of = 5 : i64}
-  // CHECK: pd.sum_to %[[NEG]] {pd.grad_of = 5 : i64} : tensor<4x8xf32> -> tensor<8xf32>
-  // CHECK: %[[DE:.+]] = pd.unary_grad %[[Q]], %{{.+}}, %{{.+}} {kind = #pd.unary_kind<exp>, pd.grad_of = 4 : i64}
-  // CHECK: %{{.+}}, %[[DG:.+]], %[[DB:.+]] = pd.layer_norm_grad %[[DE]], %{{.+}}, %{{.+}} {axis = 1 : i64, {{.*}}pd.grad_of = 3 : i64}
-  // CHECK: pd.accumulate_grad @b, %[[DB]]
+  // CHECK-NEXT: %[[Q:.+]] = pd.div %[[DD]], %{{.+}} {pd.grad_of = 5 : i64}
+  // CHECK-NEXT: %[[QC:.+]] = pd.mul %[[Q]], %{{.+}} {pd.grad_of = 5 : i64}
+  // CHECK-NEXT: %[[NEG:.+]] = pd.scale %[[QC]], -1.000000e+00 {pd.grad_of = 5 : i64}
+  // CHECK-NEXT: %[[DGDIV:.+]] = pd.sum_to %[[NEG]] {pd.grad_of = 5 : i64} : tensor<4x8xf32> -> tensor<8xf32>
+  // CHECK-NEXT: %[[DE:.+]] = pd.unary_grad %[[Q]], %{{.+}}, %{{.+}} {kind = #pd.unary_kind<exp>, pd.grad_of = 4 : i64}
+  // CHECK-NEXT: %[[DW:.+]], %[[DG:.+]], %[[DB:.+]] = pd.layer_norm_grad %[[DE]], %{{.+}}, %{{.+}} {axis = 1 : i64, {{.*}}pd.grad_of = 3 : i64}
+  // g is read twice (layer norm and div): its two contributions are summed.
+  // CHECK-NEXT: %[[DGSUM:.+]] = pd.add %[[DGDIV]], %[[DG]] {pd.grad_of = 3 : i64}
+  // CHECK-NEXT: pd.accumulate_grad @b, %[[DB]]
+  // CHECK-NEXT: pd.accumulate_grad @g, %[[DGSUM]]
+  // CHECK-NEXT: pd.accumulate_grad @w, %[[DW]]
+  // CHECK-NEXT: return
   return %l : tensor<f32>
 }
 
@@ -40,8 +45,10 @@ func.func @main() -> tensor<f32> {
   %w = pd.param_ref @w : tensor<4x8xf32>
   %y = pd.dropout %w {ratio = 2.500000e-01 : f32, rng_id = 4 : i64} : tensor<4x8xf32>
   %l = pd.reduce_sum %y {axes = array<i64: 0, 1>} : tensor<4x8xf32> -> tensor<f32>
-  // CHECK: %[[DY:.+]] = pd.broadcast_axes
-  // CHECK: %[[DW:.+]] = pd.dropout %[[DY]] {pd.grad_of = 1 : i64, ratio = 2.500000e-01 : f32, rng_id = 4 : i64} : tensor<4x8xf32>
-  // CHECK: pd.accumulate_grad @w, %[[DW]]
+  // CHECK: pd.grad_seed
+  // CHECK-NEXT: %[[DY:.+]] = pd.broadcast_axes
+  // CHECK-NEXT: %[[DW:.+]] = pd.dropout %[[DY]] {pd.grad_of = 1 : i64, ratio = 2.500000e-01 : f32, rng_id = 4 : i64} : tensor<4x8xf32>
+  // CHECK-NEXT: pd.accumulate_grad @w, %[[DW]]
+  // CHECK-NEXT: return
   return %l : tensor<f32>
 }

@@ -13,14 +13,16 @@ func.func @main(%i: tensor<2x3xi64>) -> tensor<f32> {
   %bm = pd.batch_matmul %tr, %tr {transpose_rhs} : tensor<2x4x3xf32>, tensor<2x4x3xf32> -> tensor<2x4x4xf32>
   %r = pd.reshape %bm : tensor<2x4x4xf32> -> tensor<32xf32>
   %l = pd.reduce_sum %r {axes = array<i64: 0>} : tensor<32xf32> -> tensor<f32>
-  // CHECK: %[[DR:.+]] = pd.broadcast_axes
-  // CHECK: %[[DBM:.+]] = pd.reshape %[[DR]] {pd.grad_of = 4 : i64} : tensor<32xf32> -> tensor<2x4x4xf32>
-  // CHECK: %[[D1:.+]] = pd.batch_matmul %[[DBM]], %{{.+}} {pd.grad_of = 3 : i64} : tensor<2x4x4xf32>, tensor<2x4x3xf32> -> tensor<2x4x3xf32>
-  // CHECK: %[[D2:.+]] = pd.batch_matmul %[[DBM]], %{{.+}} {pd.grad_of = 3 : i64, transpose_lhs} : tensor<2x4x4xf32>, tensor<2x4x3xf32> -> tensor<2x4x3xf32>
-  // CHECK: %[[SUM:.+]] = pd.add %[[D1]], %[[D2]]
-  // CHECK: %[[DG:.+]] = pd.transpose %[[SUM]] {pd.grad_of = 2 : i64, perm = array<i64: 0, 2, 1>}
-  // CHECK: %[[DT:.+]] = pd.gather_grad %[[DG]], %arg0 {pd.grad_of = 1 : i64} : tensor<2x3x4xf32>, tensor<2x3xi64> -> tensor<7x4xf32>
-  // CHECK: pd.accumulate_grad @emb, %[[DT]]
+  // CHECK: pd.grad_seed
+  // CHECK-NEXT: %[[DR:.+]] = pd.broadcast_axes
+  // CHECK-NEXT: %[[DBM:.+]] = pd.reshape %[[DR]] {pd.grad_of = 4 : i64} : tensor<32xf32> -> tensor<2x4x4xf32>
+  // CHECK-NEXT: %[[D1:.+]] = pd.batch_matmul %[[DBM]], %{{.+}} {pd.grad_of = 3 : i64} : tensor<2x4x4xf32>, tensor<2x4x3xf32> -> tensor<2x4x3xf32>
+  // CHECK-NEXT: %[[D2:.+]] = pd.batch_matmul %[[DBM]], %{{.+}} {pd.grad_of = 3 : i64, transpose_lhs} : tensor<2x4x4xf32>, tensor<2x4x3xf32> -> tensor<2x4x3xf32>
+  // CHECK-NEXT: %[[SUM:.+]] = pd.add %[[D1]], %[[D2]]
+  // CHECK-NEXT: %[[DG:.+]] = pd.transpose %[[SUM]] {pd.grad_of = 2 : i64, perm = array<i64: 0, 2, 1>}
+  // CHECK-NEXT: %[[DT:.+]] = pd.gather_grad %[[DG]], %arg0 {pd.grad_of = 1 : i64} : tensor<2x3x4xf32>, tensor<2x3xi64> -> tensor<7x4xf32>
+  // CHECK-NEXT: pd.accumulate_grad @emb, %[[DT]]
+  // CHECK-NEXT: return
   return %l : tensor<f32>
 }
 
@@ -45,17 +47,19 @@ func.func @main(%i: tensor<2xi64>) -> tensor<f32> {
   %g = pd.gather %w, %i {axis = 1 : i64} : tensor<2x4x3xf32>, tensor<2xi64> -> tensor<2x2x3xf32>
   %l = pd.reduce_sum %g {axes = array<i64: 0, 1, 2>} : tensor<2x2x3xf32> -> tensor<f32>
   // CHECK: %[[M:.+]] = pd.constant dense<[true, false, true]>
-  // CHECK: %[[DR:.+]] = pd.broadcast_axes
-  // CHECK: %[[DW:.+]] = pd.gather_grad %[[DR]], %arg0 {axis = 1 : i64, pd.grad_of = 7 : i64} : tensor<2x2x3xf32>, tensor<2xi64> -> tensor<2x4x3xf32>
-  // CHECK: %[[DB:.+]] = pd.where_grad %[[DW]], %[[M]] {pd.grad_of = 6 : i64} : tensor<2x4x3xf32>, tensor<3xi1> -> tensor<2x4x3xf32>
-  // CHECK: %[[DQ0:.+]] = pd.where_grad %[[DW]], %[[M]] {negate, pd.grad_of = 6 : i64}
-  // CHECK: %[[DQ:.+]] = pd.sum_to %[[DQ0]] {pd.grad_of = 6 : i64} : tensor<2x4x3xf32> -> tensor<3xf32>
-  // CHECK: %[[DC:.+]] = pd.sum_to %[[DB]] {pd.grad_of = 4 : i64} : tensor<2x4x3xf32> -> tensor<4x3xf32>
-  // CHECK: %[[D0:.+]] = pd.slice %[[DC]] {pd.grad_of = 3 : i64, starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<4x3xf32> -> tensor<2x3xf32>
-  // CHECK: %[[D1:.+]] = pd.slice %[[DC]] {pd.grad_of = 3 : i64, starts = array<i64: 2, 0>, steps = array<i64: 1, 1>} : tensor<4x3xf32> -> tensor<2x3xf32>
-  // CHECK: %[[DS:.+]] = pd.add %[[D0]], %[[D1]]
-  // CHECK: %[[DP:.+]] = pd.slice_grad %[[DS]] {pd.grad_of = 2 : i64, starts = array<i64: 0, 5>, steps = array<i64: 1, -2>} : tensor<2x3xf32> -> tensor<2x6xf32>
-  // CHECK-DAG: pd.accumulate_grad @p, %[[DP]]
-  // CHECK-DAG: pd.accumulate_grad @q, %[[DQ]]
+  // CHECK: pd.grad_seed
+  // CHECK-NEXT: %[[DR:.+]] = pd.broadcast_axes
+  // CHECK-NEXT: %[[DW:.+]] = pd.gather_grad %[[DR]], %arg0 {axis = 1 : i64, pd.grad_of = 7 : i64} : tensor<2x2x3xf32>, tensor<2xi64> -> tensor<2x4x3xf32>
+  // CHECK-NEXT: %[[DB:.+]] = pd.where_grad %[[DW]], %[[M]] {pd.grad_of = 6 : i64} : tensor<2x4x3xf32>, tensor<3xi1> -> tensor<2x4x3xf32>
+  // CHECK-NEXT: %[[DQ0:.+]] = pd.where_grad %[[DW]], %[[M]] {negate, pd.grad_of = 6 : i64}
+  // CHECK-NEXT: %[[DQ:.+]] = pd.sum_to %[[DQ0]] {pd.grad_of = 6 : i64} : tensor<2x4x3xf32> -> tensor<3xf32>
+  // CHECK-NEXT: %[[DC:.+]] = pd.sum_to %[[DB]] {pd.grad_of = 4 : i64} : tensor<2x4x3xf32> -> tensor<4x3xf32>
+  // CHECK-NEXT: %[[D0:.+]] = pd.slice %[[DC]] {pd.grad_of = 3 : i64, starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<4x3xf32> -> tensor<2x3xf32>
+  // CHECK-NEXT: %[[D1:.+]] = pd.slice %[[DC]] {pd.grad_of = 3 : i64, starts = array<i64: 2, 0>, steps = array<i64: 1, 1>} : tensor<4x3xf32> -> tensor<2x3xf32>
+  // CHECK-NEXT: %[[DS:.+]] = pd.add %[[D0]], %[[D1]]
+  // CHECK-NEXT: %[[DP:.+]] = pd.slice_grad %[[DS]] {pd.grad_of = 2 : i64, starts = array<i64: 0, 5>, steps = array<i64: 1, -2>} : tensor<2x3xf32> -> tensor<2x6xf32>
+  // CHECK-NEXT: pd.accumulate_grad @q, %[[DQ]]
+  // CHECK-NEXT: pd.accumulate_grad @p, %[[DP]]
+  // CHECK-NEXT: return
   return %l : tensor<f32>
 }

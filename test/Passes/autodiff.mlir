@@ -68,7 +68,7 @@ func.func @main(%x: tensor<2x4xf32>, %y: tensor<2xi64>) -> tensor<f32> {
   %s = pd.sub %x, %b : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
   %l = pd.softmax_cross_entropy %s, %y : tensor<2x4xf32>, tensor<2xi64> -> tensor<f32>
   // CHECK: %[[NEG:.+]] = pd.scale %{{.+}}, -1.000000e+00 {pd.grad_of = 1 : i64}
-  // CHECK: %[[DB:.+]] = pd.sum_to %[[NEG]] {pd.grad_of = 1 : i64} : tensor<2x4xf32> -> tensor<4xf32>
-  // CHECK: pd.accumulate_grad @b, %[[DB]]
+  // CHECK-NEXT: %[[DB:.+]] = pd.sum_to %[[NEG]] {pd.grad_of = 1 : i64} : tensor<2x4xf32> -> tensor<4xf32>
+  // CHECK-NEXT: pd.accumulate_grad @b, %[[DB]]
   return %l : tensor<f32>
 }

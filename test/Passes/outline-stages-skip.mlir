@@ -39,22 +39,64 @@ func.func @main(%x: tensor<4x8xf32> {pd.input_name = "x"}, %y: tensor<4xi64> {pd
 }
 }
 
-// CHECK-LABEL: func.func @stage0_forward
-// CHECK: %[[H0:.+]] = pd.relu
-// CHECK-NEXT: pd.send %[[H0]] to 1 channel 0
-// CHECK-NEXT: pd.send %[[H0]] to 2 channel 1
-// CHECK-LABEL: func.func @stage0_backward
-// CHECK: pd.recv from 1 channel 5
-// CHECK-LABEL: func.func @stage1_forward
-// CHECK-NOT: channel 1
-// CHECK-LABEL: func.func @stage1_backward
-// CHECK: %[[SKIP:.+]] = pd.recv from 2 channel 3
-// CHECK-NEXT: %[[SUM:.+]] = pd.add %[[SKIP]],
-// CHECK-NEXT: pd.send %[[SUM]] to 0 channel 5
-// CHECK-LABEL: func.func @stage2_forward
-// CHECK: %[[FROM1:.+]] = pd.recv from 1 channel 2
-// CHECK: %[[R:.+]] = pd.relu %[[FROM1]]
-// CHECK-NEXT: %[[FROM0:.+]] = pd.recv from 0 channel 1
-// CHECK-NEXT: pd.add %[[R]], %[[FROM0]]
-// CHECK-LABEL: func.func @stage2_backward
-// CHECK: pd.send %{{.+}} to 1 channel 3
+// Stage 0 sends h0 to stage 1 (channel 0) and straight to stage 2 (channel 1).
+// CHECK-LABEL: func.func @stage0_forward() -> (tensor<4x16xf32>, tensor<4x8xf32>)
+// CHECK-NEXT:    %[[X:.+]] = pd.input 0 "x" : tensor<4x8xf32>
+// CHECK-NEXT:    %[[W0:.+]] = pd.param_ref @w0
+// CHECK-NEXT:    %[[H:.+]] = pd.matmul %[[X]], %[[W0]] {transpose_rhs}
+// CHECK-NEXT:    %[[H0:.+]] = pd.relu %[[H]]
+// CHECK-NEXT:    pd.send %[[H0]] to 1 channel 0
+// CHECK-NEXT:    pd.send %[[H0]] to 2 channel 1
+// CHECK-NEXT:    return %[[H0]], %[[X]]
+// CHECK-LABEL: func.func @stage0_backward(
+// CHECK-SAME:      %[[H0S:[^:]+]]: tensor<4x16xf32>, %[[XS:[^:]+]]: tensor<4x8xf32>)
+// CHECK-NEXT:    %[[DH0:.+]] = pd.recv from 1 channel 5
+// CHECK-NEXT:    %[[DH:.+]] = pd.relu_grad %[[DH0]], %[[H0S]]
+// CHECK-NEXT:    %[[DW0:.+]] = pd.matmul %[[DH]], %[[XS]] {transpose_lhs}
+// CHECK-NEXT:    pd.accumulate_grad @w0, %[[DW0]]
+// CHECK-NEXT:    return
+
+// Stage 1 neither receives nor forwards the skip value.
+// CHECK-LABEL: func.func @stage1_forward() -> tensor<4x16xf32>
+// CHECK-NEXT:    %[[H0:.+]] = pd.recv from 0 channel 0
+// CHECK-NEXT:    %[[W1:.+]] = pd.param_ref @w1
+// CHECK-NEXT:    %[[G:.+]] = pd.matmul %[[H0]], %[[W1]] {transpose_rhs}
+// CHECK-NEXT:    pd.send %[[G]] to 2 channel 2
+// CHECK-NEXT:    return %[[H0]]
+// The skip's gradient from stage 2 (channel 3) is added to fc1's input
+// gradient here and the sum sent to stage 0 (channel 5).
+// CHECK-LABEL: func.func @stage1_backward(
+// CHECK-SAME:      %[[H0S:[^:]+]]: tensor<4x16xf32>)
+// CHECK-NEXT:    %[[DG:.+]] = pd.recv from 2 channel 4
+// CHECK-NEXT:    %[[W1:.+]] = pd.param_ref @w1
+// CHECK-NEXT:    %[[DH0A:.+]] = pd.matmul %[[DG]], %[[W1]] :
+// CHECK-NEXT:    %[[DW1:.+]] = pd.matmul %[[DG]], %[[H0S]] {transpose_lhs}
+// CHECK-NEXT:    %[[SKIP:.+]] = pd.recv from 2 channel 3
+// CHECK-NEXT:    %[[SUM:.+]] = pd.add %[[SKIP]], %[[DH0A]]
+// CHECK-NEXT:    pd.send %[[SUM]] to 0 channel 5
+// CHECK-NEXT:    pd.accumulate_grad @w1, %[[DW1]]
+// CHECK-NEXT:    return
+
+// CHECK-LABEL: func.func @stage2_forward() -> (tensor<4x10xf32>, tensor<4xi64>, tensor<4x16xf32>, tensor<4x16xf32>)
+// CHECK-NEXT:    %[[FROM1:.+]] = pd.recv from 1 channel 2
+// CHECK-NEXT:    %[[H1:.+]] = pd.relu %[[FROM1]]
+// CHECK-NEXT:    %[[FROM0:.+]] = pd.recv from 0 channel 1
+// CHECK-NEXT:    %[[S:.+]] = pd.add %[[H1]], %[[FROM0]]
+// CHECK-NEXT:    %[[W2:.+]] = pd.param_ref @w2
+// CHECK-NEXT:    %[[Z:.+]] = pd.matmul %[[S]], %[[W2]] {transpose_rhs}
+// CHECK-NEXT:    %[[Y:.+]] = pd.input 1 "y"
+// CHECK-NEXT:    %[[L:.+]] = pd.softmax_cross_entropy %[[Z]], %[[Y]]
+// CHECK-NEXT:    pd.report_loss %[[L]]
+// CHECK-NEXT:    return %[[Z]], %[[Y]], %[[S]], %[[H1]]
+// CHECK-LABEL: func.func @stage2_backward(
+// CHECK-SAME:      %[[ZS:[^:]+]]: tensor<4x10xf32>, %[[YS:[^:]+]]: tensor<4xi64>, %[[SS:[^:]+]]: tensor<4x16xf32>, %[[H1S:[^:]+]]: tensor<4x16xf32>)
+// CHECK-NEXT:    %[[SEED:.+]] = pd.grad_seed
+// CHECK-NEXT:    %[[DZ:.+]] = pd.softmax_cross_entropy_grad %[[SEED]], %[[ZS]], %[[YS]]
+// CHECK-NEXT:    %[[W2:.+]] = pd.param_ref @w2
+// CHECK-NEXT:    %[[DS:.+]] = pd.matmul %[[DZ]], %[[W2]] :
+// CHECK-NEXT:    pd.send %[[DS]] to 1 channel 3
+// CHECK-NEXT:    %[[DW2:.+]] = pd.matmul %[[DZ]], %[[SS]] {transpose_lhs}
+// CHECK-NEXT:    pd.accumulate_grad @w2, %[[DW2]]
+// CHECK-NEXT:    %[[DG:.+]] = pd.relu_grad %[[DS]], %[[H1S]]
+// CHECK-NEXT:    pd.send %[[DG]] to 1 channel 4
+// CHECK-NEXT:    return
