@@ -24,9 +24,14 @@ using namespace mlir;
 using namespace mlir::pd;
 
 std::string PlanCandidate::describe() const {
+  std::string what = stringifyRecompute(recompute).str();
+  if (recompute == Recompute::Auto) {
+    what = "stages ";
+    llvm::raw_string_ostream os(what);
+    llvm::interleave(recomputeStages, os, ",");
+  }
   return llvm::formatv("d={0} w={1} m={2} {3} recompute={4}", stages, replicas,
-                       microbatches, stringifySchedule(schedule),
-                       stringifyRecompute(recompute));
+                       microbatches, stringifySchedule(schedule), what);
 }
 
 /// Devices the search fills: --devices, else one per core on the CPU.
@@ -57,9 +62,11 @@ static std::vector<PlanCandidate> enumerate(const CompilerOptions &o) {
     for (Schedule s : {Schedule::Flush, Schedule::GPipe})
       if (s != o.schedule)
         schedules.push_back(s);
+  // Per-stage recomputation: none, every stage, or (auto) the stages that
+  // would not fit without it.
   std::vector<Recompute> recomputes = {o.recompute};
   if (!o.recomputeGiven)
-    recomputes.push_back(Recompute::Full);
+    recomputes.insert(recomputes.end(), {Recompute::Auto, Recompute::Full});
   std::vector<PlanCandidate> out;
   for (auto [d, w] : shapes)
     for (Schedule s : schedules)
@@ -109,8 +116,12 @@ static void evaluate(ModuleOp module, const CompilerOptions &base,
   });
   OwningOpRef<ModuleOp> trial = module.clone();
   FailureOr<std::vector<int64_t>> recompute = chooseRecomputeStages(*trial, o);
-  if (failed(recompute) ||
-      failed(runPhases(*trial, o, *recompute, EmitKind::MLIRBuffers))) {
+  if (failed(recompute)) {
+    c.rejected = error;
+    return;
+  }
+  c.recomputeStages = *recompute;
+  if (failed(runPhases(*trial, o, *recompute, EmitKind::MLIRBuffers))) {
     c.rejected = error;
     return;
   }
@@ -180,13 +191,19 @@ FailureOr<PlanSearch> mlir::pd::searchPlan(ModuleOp module,
   int64_t budget = o.deviceMemory;
   if (budget <= 0)
     budget = cantFail(loadDeviceSpec(o.deviceSpec)).memoryBytes;
-  const PlanCandidate *best = nullptr;
-  for (PlanCandidate &c : search.candidates) {
+  for (PlanCandidate &c : search.candidates)
     if (c.rejected.empty())
       evaluate(module, o, budget, c);
+  // recompute=auto choosing no stage or every stage repeats none or full.
+  llvm::erase_if(search.candidates, [](const PlanCandidate &c) {
+    return c.recompute == Recompute::Auto &&
+           (c.recomputeStages.empty() ||
+            (int64_t)c.recomputeStages.size() == c.stages);
+  });
+  const PlanCandidate *best = nullptr;
+  for (const PlanCandidate &c : search.candidates)
     if (c.rejected.empty() && (!best || isBetter(c, *best)))
       best = &c;
-  }
   if (!best)
     return reportNoPlan(module, search.candidates, budget);
   o = withCandidate(o, *best);
@@ -206,11 +223,15 @@ FailureOr<PlanSearch> mlir::pd::searchPlan(ModuleOp module,
 }
 
 static llvm::json::Object candidateJson(const PlanCandidate &c) {
+  llvm::json::Array recomputing;
+  for (int64_t s : c.recomputeStages)
+    recomputing.push_back(s);
   llvm::json::Object obj{{"stages", c.stages},
                          {"replicas", c.replicas},
                          {"microbatches", c.microbatches},
                          {"schedule", stringifySchedule(c.schedule)},
-                         {"recompute", stringifyRecompute(c.recompute)}};
+                         {"recompute", stringifyRecompute(c.recompute)},
+                         {"recompute_stages", std::move(recomputing)}};
   if (c.rejected.empty()) {
     obj["samples_per_second"] = c.samplesPerSecond;
     obj["step_seconds"] = c.stepSeconds;

@@ -27,9 +27,11 @@ struct PlanCandidate {
   Recompute recompute = Recompute::None;
   double samplesPerSecond = 0, stepSeconds = 0;
   int64_t peakStageBytes = 0; ///< The largest stage's arena.
+  /// The stages that recompute (under recompute=auto, those chosen).
+  std::vector<int64_t> recomputeStages;
   std::string rejected;       ///< Why it cannot run; empty if it can.
 
-  /// "d=2 w=1 m=4 2bw recompute=none".
+  /// "d=2 w=1 m=4 2bw recompute=none" ("recompute=stages 1,3" for auto).
   std::string describe() const;
 };
 
