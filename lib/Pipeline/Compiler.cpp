@@ -116,13 +116,19 @@ static LogicalResult emitLLVM(ModuleOp module, ArrayRef<StageInfo> stages,
 
 LogicalResult mlir::pd::runCompiler(ModuleOp module,
                                     const CompilerOptions &options,
-                                    llvm::raw_ostream &out) {
+                                    llvm::raw_ostream &out,
+                                    const ModelImporter &reimport) {
   CompilerOptions o = options;
   if (failed(resolveOptions(module, o)))
     return failure();
-  FailureOr<PlanSearch> search = searchPlan(module, o);
+  FailureOr<PlanSearch> search = searchPlan(module, o, reimport);
   if (failed(search))
     return failure();
+  // The chosen microbatch size's import replaces the module's contents.
+  if (search->chosenModule) {
+    module.getBodyRegion().takeBody(search->chosenModule->getBodyRegion());
+    module->setAttrs(search->chosenModule.get()->getAttrDictionary());
+  }
   FailureOr<std::vector<int64_t>> recompute = chooseRecomputeStages(module, o);
   if (failed(recompute) || failed(runPhases(module, o, *recompute, o.emit)))
     return failure();

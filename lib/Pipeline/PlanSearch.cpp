@@ -18,6 +18,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <map>
 #include <thread>
 
 using namespace mlir;
@@ -30,8 +31,9 @@ std::string PlanCandidate::describe() const {
     llvm::raw_string_ostream os(what);
     llvm::interleave(recomputeStages, os, ",");
   }
-  return llvm::formatv("d={0} w={1} m={2} {3} recompute={4}", stages, replicas,
-                       microbatches, stringifySchedule(schedule), what);
+  return llvm::formatv("d={0} w={1} m={2} b={3} {4} recompute={5}", stages,
+                       replicas, microbatches, microbatch,
+                       stringifySchedule(schedule), what);
 }
 
 /// Devices the search fills: --devices, else one per core on the CPU.
@@ -41,8 +43,23 @@ static int64_t deviceCount(const CompilerOptions &o) {
   return std::max<int64_t>(1, std::thread::hardware_concurrency());
 }
 
+/// Microbatch sizes to try: the imported one, and with --global-batch
+/// (which keeps the training problem fixed) and no --microbatch, the powers
+/// of two from a quarter to four times it that divide the global batch.
+static std::vector<int64_t> microbatchSizes(const CompilerOptions &o,
+                                            bool canReimport) {
+  std::vector<int64_t> sizes = {o.microbatch};
+  if (o.microbatchGiven || !o.globalBatch || !canReimport)
+    return sizes;
+  for (int64_t b = 1; b <= 4 * o.microbatch; b *= 2)
+    if (b != o.microbatch && 4 * b >= o.microbatch && o.globalBatch % b == 0)
+      sizes.push_back(b);
+  return sizes;
+}
+
 /// The candidates `o` leaves open, defaults first.
-static std::vector<PlanCandidate> enumerate(const CompilerOptions &o) {
+static std::vector<PlanCandidate> enumerate(const CompilerOptions &o,
+                                            ArrayRef<int64_t> microbatchSizes) {
   std::vector<std::pair<int64_t, int64_t>> shapes; // (d, w)
   if (o.stages || o.replicas) {
     int64_t d = o.stages, w = o.replicas;
@@ -68,22 +85,24 @@ static std::vector<PlanCandidate> enumerate(const CompilerOptions &o) {
   if (!o.recomputeGiven)
     recomputes.insert(recomputes.end(), {Recompute::Auto, Recompute::Full});
   std::vector<PlanCandidate> out;
+  for (int64_t b : microbatchSizes)
   for (auto [d, w] : shapes)
     for (Schedule s : schedules)
       for (Recompute r : recomputes) {
         PlanCandidate c;
         c.stages = d;
         c.replicas = w;
+        c.microbatch = b;
         c.schedule = s;
         c.recompute = r;
         c.microbatches = o.microbatches ? o.microbatches : d;
         if (!o.microbatches && o.globalBatch) {
-          int64_t perStep = o.microbatch * w;
+          int64_t perStep = b * w;
           c.microbatches = o.globalBatch / perStep;
           if (o.globalBatch % perStep || c.microbatches == 0)
             c.rejected = llvm::formatv("--global-batch {0} is not a multiple "
-                                       "of microbatch {1} x w {2}",
-                                       o.globalBatch, o.microbatch, w);
+                                       "of b x w = {1}",
+                                       o.globalBatch, b * w);
         }
         if (c.rejected.empty() && s == Schedule::TwoBW && c.microbatches < d)
           c.rejected = llvm::formatv("2bw needs m ({0}) >= d ({1})",
@@ -98,6 +117,7 @@ static CompilerOptions withCandidate(CompilerOptions o,
   o.stages = c.stages;
   o.replicas = c.replicas;
   o.microbatches = c.microbatches;
+  o.microbatch = c.microbatch;
   o.schedule = c.schedule;
   o.recompute = c.recompute;
   return o;
@@ -177,9 +197,11 @@ static LogicalResult reportNoPlan(ModuleOp module,
 }
 
 FailureOr<PlanSearch> mlir::pd::searchPlan(ModuleOp module,
-                                           CompilerOptions &o) {
+                                           CompilerOptions &o,
+                                           const ModelImporter &reimport) {
   PlanSearch search;
-  search.candidates = enumerate(o);
+  std::vector<int64_t> sizes = microbatchSizes(o, bool(reimport));
+  search.candidates = enumerate(o, sizes);
   if (search.candidates.size() == 1) {
     const PlanCandidate &only = search.candidates.front();
     if (!only.rejected.empty())
@@ -191,9 +213,32 @@ FailureOr<PlanSearch> mlir::pd::searchPlan(ModuleOp module,
   int64_t budget = o.deviceMemory;
   if (budget <= 0)
     budget = cantFail(loadDeviceSpec(o.deviceSpec)).memoryBytes;
-  for (PlanCandidate &c : search.candidates)
-    if (c.rejected.empty())
-      evaluate(module, o, budget, c);
+  // The model at each microbatch size (the given module at its own).
+  std::map<int64_t, OwningOpRef<ModuleOp>> imported;
+  std::map<int64_t, std::string> importErrors;
+  for (int64_t b : llvm::drop_begin(sizes)) {
+    std::string error;
+    ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
+      if (error.empty())
+        error = d.str();
+      return success();
+    });
+    FailureOr<OwningOpRef<ModuleOp>> m = reimport(b);
+    if (succeeded(m))
+      imported[b] = std::move(*m);
+    else
+      importErrors[b] = "microbatch " + std::to_string(b) + ": " + error;
+  }
+  for (PlanCandidate &c : search.candidates) {
+    if (!c.rejected.empty())
+      continue;
+    if (importErrors.count(c.microbatch))
+      c.rejected = importErrors[c.microbatch];
+    else
+      evaluate(c.microbatch == o.microbatch ? module
+                                            : imported[c.microbatch].get(),
+               o, budget, c);
+  }
   // recompute=auto choosing no stage or every stage repeats none or full.
   llvm::erase_if(search.candidates, [](const PlanCandidate &c) {
     return c.recompute == Recompute::Auto &&
@@ -206,6 +251,8 @@ FailureOr<PlanSearch> mlir::pd::searchPlan(ModuleOp module,
       best = &c;
   if (!best)
     return reportNoPlan(module, search.candidates, budget);
+  if (best->microbatch != o.microbatch)
+    search.chosenModule = std::move(imported[best->microbatch]);
   o = withCandidate(o, *best);
   // The chosen plan first, then the others by throughput, then rejections.
   PlanCandidate chosen = *best;
@@ -228,6 +275,7 @@ static llvm::json::Object candidateJson(const PlanCandidate &c) {
     recomputing.push_back(s);
   llvm::json::Object obj{{"stages", c.stages},
                          {"replicas", c.replicas},
+                         {"microbatch", c.microbatch},
                          {"microbatches", c.microbatches},
                          {"schedule", stringifySchedule(c.schedule)},
                          {"recompute", stringifyRecompute(c.recompute)},
@@ -266,7 +314,10 @@ void PlanSearch::print(llvm::raw_ostream &os) const {
        << llvm::formatv("{0:F0}", c.samplesPerSecond) << " samples/s\n";
     ++shown;
   }
+  int rejected = 0;
   for (const PlanCandidate &c : candidates)
-    if (!c.rejected.empty())
+    if (!c.rejected.empty() && rejected++ < 5)
       os << "  rejected: " << c.describe() << ": " << c.rejected << "\n";
+  if (rejected > 5)
+    os << "  ... and " << rejected - 5 << " more rejected (plan.json)\n";
 }

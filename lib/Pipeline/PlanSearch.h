@@ -12,6 +12,7 @@
 #define PD_LIB_PIPELINE_PLANSEARCH_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "pd/Pipeline/Compiler.h"
 #include "pd/Support/CompilerOptions.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -22,7 +23,7 @@
 namespace mlir::pd {
 
 struct PlanCandidate {
-  int64_t stages = 1, replicas = 1, microbatches = 1;
+  int64_t stages = 1, replicas = 1, microbatches = 1, microbatch = 1;
   Schedule schedule = Schedule::TwoBW;
   Recompute recompute = Recompute::None;
   double samplesPerSecond = 0, stepSeconds = 0;
@@ -31,7 +32,8 @@ struct PlanCandidate {
   std::vector<int64_t> recomputeStages;
   std::string rejected;       ///< Why it cannot run; empty if it can.
 
-  /// "d=2 w=1 m=4 2bw recompute=none" ("recompute=stages 1,3" for auto).
+  /// "d=2 w=1 m=4 b=8 2bw recompute=none" ("recompute=stages 1,3" for
+  /// auto).
   std::string describe() const;
 };
 
@@ -40,6 +42,9 @@ struct PlanSearch {
   /// throughput first, then the rejected ones.
   std::vector<PlanCandidate> candidates;
   bool searched() const { return candidates.size() > 1; }
+  /// The model imported at the chosen microbatch size, when it is not the
+  /// one searchPlan was given.
+  OwningOpRef<ModuleOp> chosenModule;
 
   /// plan.json's "search": the chosen plan, the next best, the rejections.
   llvm::json::Value toJson() const;
@@ -51,7 +56,8 @@ struct PlanSearch {
 /// (stages, replicas, microbatches, schedule, recompute). With every choice
 /// pinned the single candidate is not evaluated here. Fails with an error
 /// naming the first rejection when no candidate can run.
-FailureOr<PlanSearch> searchPlan(ModuleOp module, CompilerOptions &o);
+FailureOr<PlanSearch> searchPlan(ModuleOp module, CompilerOptions &o,
+                                 const ModelImporter &reimport);
 
 } // namespace mlir::pd
 

@@ -283,6 +283,7 @@ static LogicalResult buildOptions(pd::CompilerOptions &opts) {
   opts.recompute = recompute;
   opts.schedule = schedule;
   opts.recomputeGiven = recompute.getNumOccurrences() > 0;
+  opts.microbatchGiven = microbatch.getNumOccurrences() > 0;
   opts.scheduleGiven = schedule.getNumOccurrences() > 0;
   opts.optimizer = optimizer;
   opts.lr = lr;
@@ -360,7 +361,12 @@ static LogicalResult executePdc(MLIRContext &context,
     llvm::outs() << "\n";
     return success();
   }
-  return pd::runCompiler(**module, opts, llvm::outs());
+  auto reimport = [&](int64_t b) {
+    pd::ImportOptions again = importOpts;
+    again.batchSize = b;
+    return pd::importONNXFile(inputFilename, context, again);
+  };
+  return pd::runCompiler(**module, opts, llvm::outs(), reimport);
 }
 
 /// The MLIR flags that apply to pdc's pass pipeline, listed by --help.

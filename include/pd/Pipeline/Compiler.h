@@ -10,11 +10,19 @@
 #define PD_PIPELINE_COMPILER_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LogicalResult.h"
 #include "pd/Support/CompilerOptions.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
+
 namespace mlir::pd {
+
+/// Imports the model again with dim 0 of every graph input set to
+/// `microbatch`; the plan search uses it to try other microbatch sizes.
+using ModelImporter =
+    std::function<FailureOr<OwningOpRef<ModuleOp>>(int64_t microbatch)>;
 
 /// Runs every phase after import on `module` as `options` say, in one pass
 /// manager (configured by the MLIR pass-manager flags pdc accepts, e.g.
@@ -23,7 +31,8 @@ namespace mlir::pd {
 /// module's context and returns failure; never leaves a half-written plan
 /// directory.
 LogicalResult runCompiler(ModuleOp module, const CompilerOptions &options,
-                          llvm::raw_ostream &out);
+                          llvm::raw_ostream &out,
+                          const ModelImporter &reimport = {});
 
 } // namespace mlir::pd
 

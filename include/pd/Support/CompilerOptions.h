@@ -76,6 +76,9 @@ struct CompilerOptions {
   /// Whether --recompute and --schedule were given (else the planner
   /// chooses, preferring the values above on equal throughput).
   bool recomputeGiven = false, scheduleGiven = false;
+  /// Whether --microbatch was given (else, with --global-batch, the
+  /// planner tries other microbatch sizes by importing the model again).
+  bool microbatchGiven = false;
 
   // Optimizer.
   Optimizer optimizer = Optimizer::SGD;
