@@ -54,6 +54,9 @@ struct StageState {
   /// Index of the last forward and backward, whose sends the next one of
   /// the same kind waits for.
   std::optional<int64_t> lastForward, lastBackward;
+  /// Under 2bw, the update whose tied-gradient sums the stage's next
+  /// backward waits for (the runtime defers the rest of it there).
+  std::optional<int64_t> pendingTie;
   /// Microbatches forwarded and not yet back-propagated, by stash slot.
   std::map<int64_t, int64_t> liveSlots;
   int64_t inFlight = 0;
@@ -78,6 +81,9 @@ private:
   bool step(int k, std::string &why);
   /// Records that stage k posted `a` (waiting for what it receives).
   void post(int k, const SimAction &a, double t);
+  /// When the tied sums of update `j` started by stage k are complete (all
+  /// owners posted their update j), or nullopt (and `why`) if one has not.
+  std::optional<double> tiesReady(int k, int64_t j, std::string &why);
   std::optional<double> postTime(int k, const SimAction &a, std::string &why);
   double duration(int k, const SimAction &a) const;
   void trackStash(int k, const SimAction &a);
@@ -179,7 +185,22 @@ bool PipelineSimulation::step(int k, std::string &why) {
   if (!posted)
     return false;
   double begin = *posted;
-  if (a.kind == SimActionKind::Update) {
+  bool twoBW = in.schedule == SimSchedule::TwoBW;
+  if (a.kind == SimActionKind::Backward && st.pendingTie) {
+    std::optional<double> ready = tiesReady(k, *st.pendingTie, why);
+    if (!ready) {
+      post(k, a, *posted);
+      return false;
+    }
+    begin = std::max(begin, *ready);
+  }
+  if (a.kind == SimActionKind::Update && twoBW) {
+    // The tied sums are only started here.
+    if (llvm::any_of(in.ties, [&](const SimTie &t) {
+          return llvm::is_contained(t.stages, k);
+        }))
+      st.pendingTie = a.index;
+  } else if (a.kind == SimActionKind::Update) {
     // Tied copies sum their gradients: every owner's update starts together.
     for (const SimTie &tie : in.ties) {
       if (!llvm::is_contained(tie.stages, k))
@@ -220,6 +241,8 @@ bool PipelineSimulation::step(int k, std::string &why) {
   times.ended[(int)a.kind][{a.index, k}] = end;
   result.events.push_back({k, a, begin, end});
   trackStash(k, a);
+  if (a.kind == SimActionKind::Backward)
+    st.pendingTie.reset();
   if (a.kind == SimActionKind::Forward)
     st.lastForward = a.index;
   else if (a.kind == SimActionKind::Backward)
@@ -227,6 +250,28 @@ bool PipelineSimulation::step(int k, std::string &why) {
   st.freeAt = end;
   ++st.pc;
   return true;
+}
+
+std::optional<double> PipelineSimulation::tiesReady(int k, int64_t j,
+                                                    std::string &why) {
+  double ready = 0;
+  for (const SimTie &tie : in.ties) {
+    if (!llvm::is_contained(tie.stages, k))
+      continue;
+    double all = 0;
+    for (int other : tie.stages) {
+      std::optional<double> p = times.postedAt(SimActionKind::Update, j, other);
+      if (!p) {
+        why = llvm::formatv("stage {0} waits before its next backward for "
+                            "stage {1}'s update {2} (tied parameters)",
+                            k, other, j);
+        return std::nullopt;
+      }
+      all = std::max(all, *p);
+    }
+    ready = std::max(ready, all + tie.seconds);
+  }
+  return ready;
 }
 
 void PipelineSimulation::post(int k, const SimAction &a, double t) {

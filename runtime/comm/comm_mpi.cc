@@ -49,6 +49,24 @@ Status allreduceSum(MPI_Comm comm, float *data, int64_t n) {
   return Status::ok();
 }
 
+Status startAllreduceSum(MPI_Comm comm, float *data, int64_t n,
+                         std::vector<MPI_Request> &requests) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  if (size == 1)
+    return Status::ok();
+  for (int64_t done = 0; done < n; done += kChunk) {
+    int count = (int)std::min(kChunk, n - done);
+    MPI_Request req;
+    int rc = MPI_Iallreduce(MPI_IN_PLACE, data + done, count, MPI_FLOAT,
+                            MPI_SUM, comm, &req);
+    if (rc != MPI_SUCCESS)
+      return Status::error(mpiErrorString("MPI_Iallreduce of gradients", rc));
+    requests.push_back(req);
+  }
+  return Status::ok();
+}
+
 Status allreduceSum(MPI_Comm comm, double *value) {
   int rc = MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_DOUBLE, MPI_SUM, comm);
   if (rc != MPI_SUCCESS)

@@ -34,6 +34,11 @@ Status allreduceSum(MPI_Comm comm, float *data, int64_t n);
 /// In-place sum allreduce of one double.
 Status allreduceSum(MPI_Comm comm, double *value);
 
+/// Starts summing `data` over `comm` in place (MPI_Iallreduce); the
+/// requests go to `requests`, to be completed with waitAll.
+Status startAllreduceSum(MPI_Comm comm, float *data, int64_t n,
+                         std::vector<MPI_Request> &requests);
+
 /// Blocking send / receive of `bytes` bytes on MPI_COMM_WORLD, split into
 /// messages of at most 1 GiB on the same tag.
 Status sendBytes(const void *buf, int64_t bytes, int dest, int tag);

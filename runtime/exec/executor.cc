@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -71,7 +72,8 @@ private:
 
   Status allocate();
   Status callStage(const Action &a);
-  Status update(const Action &a);
+  Status beginUpdate(const Action &a);
+  Status finishUpdate();
   Status createTies();
   Status checkTies();
   Status dumpGradients();
@@ -89,6 +91,10 @@ private:
   /// Tied parameters of this stage and the communicator of their owners
   /// (same replica), in name order on every owner.
   std::vector<std::pair<const ParamInfo *, MPI_Comm>> ties_;
+  /// An update whose tied-gradient sums are in flight (2bw defers it to the
+  /// stage's next backward) and those sums' requests.
+  std::optional<Action> pendingUpdate_;
+  std::vector<MPI_Request> tieRequests_;
   std::chrono::steady_clock::time_point lastLog_;
   int64_t lastLoggedStep_ = 0;
 };
@@ -177,14 +183,36 @@ Status Executor::callStage(const Action &a) {
   return Status::ok();
 }
 
-Status Executor::update(const Action &a) {
+/// Sums the gradients over the replicas and starts summing tied copies'
+/// gradients over their owners (embedding and LM head get identical updates
+/// and stay identical). Under 2bw the rest waits for the stage's next
+/// backward: the update writes the weight version no microbatch in flight
+/// reads, and only the next backward needs the gradients cleared. Not
+/// waiting here for the other owners lets this stage keep receiving the
+/// forwards a stage between them may be blocked sending (a stage-skipping
+/// activation would otherwise deadlock the owners).
+Status Executor::beginUpdate(const Action &a) {
+  PDRT_RETURN_IF_ERROR(finishUpdate());
   float *g = reinterpret_cast<float *>(grads());
   PDRT_RETURN_IF_ERROR(allreduceSum(ctx_.replicaComm, g, m_.regions.grads / 4));
-  // Tied copies (embedding and LM head) take the sum of all their owners'
-  // gradients, so that they get identical updates and stay identical.
   for (auto &[p, comm] : ties_)
-    PDRT_RETURN_IF_ERROR(allreduceSum(
-        comm, reinterpret_cast<float *>(grads() + p->gradOffset), p->numel));
+    PDRT_RETURN_IF_ERROR(startAllreduceSum(
+        comm, reinterpret_cast<float *>(grads() + p->gradOffset), p->numel,
+        tieRequests_));
+  pendingUpdate_ = a;
+  if (m_.schedule != ScheduleKind::TwoBW)
+    return finishUpdate();
+  return Status::ok();
+}
+
+/// Completes the pending update: the tied sums, the optimizer step into
+/// its weight version, clearing the gradients, the loss log.
+Status Executor::finishUpdate() {
+  if (!pendingUpdate_)
+    return Status::ok();
+  Action a = *pendingUpdate_;
+  pendingUpdate_.reset();
+  PDRT_RETURN_IF_ERROR(waitAll(tieRequests_));
   if (a.index == 0 && replica_ == 0 && !opts_.dumpGrads.empty())
     PDRT_RETURN_IF_ERROR(dumpGradients());
   applyOptimizer(m_, optimizer_, weights(a.version), weights(a.writeVersion),
@@ -239,11 +267,15 @@ Status Executor::run() {
                     m_.regions.stashSlots);
   lastLog_ = std::chrono::steady_clock::now();
   for (const Action &a : actions) {
-    if (a.kind == ActionKind::Update)
-      PDRT_RETURN_IF_ERROR(update(a));
-    else
-      PDRT_RETURN_IF_ERROR(callStage(a));
+    if (a.kind == ActionKind::Update) {
+      PDRT_RETURN_IF_ERROR(beginUpdate(a));
+      continue;
+    }
+    if (a.kind == ActionKind::Backward)
+      PDRT_RETURN_IF_ERROR(finishUpdate());
+    PDRT_RETURN_IF_ERROR(callStage(a));
   }
+  PDRT_RETURN_IF_ERROR(finishUpdate());
   PDRT_RETURN_IF_ERROR(waitAll(ctx_.forwardSends));
   return waitAll(ctx_.backwardSends);
 }

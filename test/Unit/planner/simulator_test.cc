@@ -161,3 +161,20 @@ TEST(Simulator, EagerSendsDoNotWaitForTheReceiver) {
   SimResult r = simulatePipeline(in);
   EXPECT_TRUE(r.deadlock.empty()) << r.deadlock;
 }
+
+// GPT at d = 4 with a residual skipping stage 2 (1 -> 3) and the embedding
+// tied between stages 0 and 3, every send rendezvous: the runtime hung
+// here while stage 3 sat in the tied sum of update 0 and stage 1 waited for
+// it to receive forward 4. Under 2bw the tied sum only has to complete
+// before the owner's next backward, so the pipeline keeps moving.
+TEST(Simulator, TwoBWTiedSumWaitsOnlyBeforeTheNextBackward) {
+  SimInput in = uniform(SimSchedule::TwoBW, 4, 4, 1, 2, 4);
+  in.transfers.push_back({1, 3, /*forward=*/true, 0});
+  in.transfers.push_back({3, 1, /*forward=*/false, 0});
+  in.ties.push_back({{0, 3}, 0.5});
+  SimResult r = simulatePipeline(in);
+  EXPECT_TRUE(r.deadlock.empty()) << r.deadlock;
+  // Stage 0's backwards wait for stage 3 to reach the same update: the tie
+  // costs more than its own half second.
+  EXPECT_GT(r.stepSeconds, 4 * 3.0 + 0.5);
+}
