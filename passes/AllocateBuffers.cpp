@@ -4,7 +4,9 @@
 // (weights, grads, stash, comm or workspace) and a byte offset, lays out
 // the pd.state its forward updates (state region), and records the regions'
 // sizes. Workspace values are packed by liveness (WorkspacePlan); the other
-// regions are laid out in order of appearance. Constants stay out of the
+// regions are laid out in order of appearance. The size rules are
+// pd/Support/ArenaRules.h, which the planner's memory model shares; a rule
+// changed here must change there (pdc compares the two on every plan). Constants stay out of the
 // arena (they are read-only data of the stage object).
 //
 //===----------------------------------------------------------------------===//
@@ -12,6 +14,7 @@
 #include "dialects/PD/IR/PDOps.h"
 #include "passes/Passes.h"
 #include "passes/WorkspacePlan.h"
+#include "pd/Support/ArenaRules.h"
 
 namespace mlir::pd {
 #define GEN_PASS_DEF_ALLOCATEBUFFERSPASS
@@ -28,10 +31,6 @@ struct AllocateBuffersPass
   using AllocateBuffersPassBase::AllocateBuffersPassBase;
   void runOnOperation() override;
 };
-
-constexpr int64_t kAlign = 64;
-
-int64_t alignUp(int64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 /// Region sizes of one stage, in bytes.
 struct Regions {
@@ -58,7 +57,7 @@ static int64_t allocateWorkspace(func::FuncOp fn) {
         // Constants live in the stage object, not in the arena.
         return !hasBuffer(v) && !v.getDefiningOp<ConstantOp>();
       },
-      kAlign);
+      kArenaAlign);
   for (const WorkspacePlan::Slot &slot : plan.getSlots())
     setBuffer(slot.value, ArenaRegion::Workspace, slot.offset);
   return plan.getPeakBytes();
@@ -80,7 +79,8 @@ static void allocateAccumulator(AccumulateGradOp acc, int64_t gradOffset) {
 /// forward function's `pd.params` ({name = [weight, grad, optimizer]
 /// offsets}), each accumulate_grad gets its `pd.grad_offset`, and the
 /// pd.param lists its owner stages in `pd.owners`.
-static void allocateParams(ModuleOp module, int64_t stage, func::FuncOp fwd,
+static void allocateParams(ModuleOp module, SymbolTable &symbols,
+                           int64_t stage, func::FuncOp fwd,
                            func::FuncOp bwd, int64_t optimizerStates,
                            Regions &regions) {
   Builder b(module.getContext());
@@ -94,10 +94,10 @@ static void allocateParams(ModuleOp module, int64_t stage, func::FuncOp fwd,
         sym = acc.getParamAttr();
       if (!sym)
         return;
-      auto param = module.lookupSymbol<ParamOp>(sym);
+      auto param = symbols.lookup<ParamOp>(sym.getAttr());
       if (layout.count(param))
         return;
-      int64_t bytes = alignUp(getTensorBytes(param.getType()));
+      int64_t bytes = alignArena(getTensorBytes(param.getType()));
       layout[param] = {regions.weights, regions.grads, regions.optimizer};
       regions.weights += bytes;
       regions.grads += bytes;
@@ -121,10 +121,10 @@ static void allocateParams(ModuleOp module, int64_t stage, func::FuncOp fwd,
     fn.walk([&](Operation *op) {
       if (auto ref = dyn_cast<ParamRefOp>(op))
         setBuffer(ref, ArenaRegion::Weights,
-                  layout[module.lookupSymbol<ParamOp>(ref.getParamAttr())][0]);
+                  layout[symbols.lookup<ParamOp>(ref.getParamAttr().getAttr())][0]);
       else if (auto acc = dyn_cast<AccumulateGradOp>(op))
         allocateAccumulator(
-            acc, layout[module.lookupSymbol<ParamOp>(acc.getParamAttr())][1]);
+            acc, layout[symbols.lookup<ParamOp>(acc.getParamAttr().getAttr())][1]);
     });
 }
 
@@ -133,17 +133,18 @@ static void allocateParams(ModuleOp module, int64_t stage, func::FuncOp fwd,
 /// state. Every pd.state an op of the forward names (a symbol-reference
 /// attribute) gets an offset there, recorded in the forward function's
 /// `pd.state` ({name = offset}, absent when there is none).
-static void allocateState(ModuleOp module, func::FuncOp fwd, Regions &regions) {
+static void allocateState(ModuleOp module, SymbolTable &symbols,
+                          func::FuncOp fwd, Regions &regions) {
   Builder b(module.getContext());
   llvm::MapVector<StringAttr, int64_t> layout;
   fwd.walk([&](Operation *op) {
     for (NamedAttribute attr : op->getAttrs()) {
       auto sym = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
-      auto state = sym ? module.lookupSymbol<StateOp>(sym) : StateOp();
+      auto state = sym ? symbols.lookup<StateOp>(sym.getAttr()) : StateOp();
       if (!state || layout.count(state.getSymNameAttr()))
         continue;
       layout[state.getSymNameAttr()] = regions.state;
-      regions.state += alignUp(getTensorBytes(state.getType()));
+      regions.state += alignArena(getTensorBytes(state.getType()));
     }
   });
   SmallVector<NamedAttribute> entries;
@@ -161,7 +162,7 @@ static void allocateStash(func::FuncOp fwd, func::FuncOp bwd,
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (!hasBuffer(v)) {
       setBuffer(v, ArenaRegion::Stash, regions.stash);
-      regions.stash += alignUp(getTensorBytes(v.getType()));
+      regions.stash += alignArena(getTensorBytes(v.getType()));
     }
     setBuffer(bwd.getArgument(i), ArenaRegion::Stash, getBuffer(v).getOffset());
   }
@@ -175,7 +176,7 @@ static void allocateComm(func::FuncOp fn, Regions &regions) {
         isa<BlockArgument>(send.getValue()))
       return;
     setBuffer(send.getValue(), ArenaRegion::Comm, regions.comm);
-    regions.comm += alignUp(getTensorBytes(send.getValue().getType()));
+    regions.comm += alignArena(getTensorBytes(send.getValue().getType()));
   });
 }
 
@@ -197,6 +198,7 @@ void AllocateBuffersPass::runOnOperation() {
       module, OptimizerAttr::get(ctx, optimizer));
   int64_t d = stagesAttr.getInt(), m = microbatches ? microbatches : d;
   Builder b(module.getContext());
+  SymbolTable symbols(module);
   for (int64_t s = 0; s < d; ++s) {
     func::FuncOp fwd = lookupStageFunction(module, s, Phase::Forward);
     func::FuncOp bwd = lookupStageFunction(module, s, Phase::Backward);
@@ -205,15 +207,15 @@ void AllocateBuffersPass::runOnOperation() {
       return signalPassFailure();
     }
     Regions regions;
-    allocateParams(module, s, fwd, bwd, optimizerStates, regions);
-    allocateState(module, fwd, regions);
+    allocateParams(module, symbols, s, fwd, bwd, optimizerStates, regions);
+    allocateState(module, symbols, fwd, regions);
     allocateStash(fwd, bwd, regions);
     allocateComm(fwd, regions);
     allocateComm(bwd, regions);
     regions.workspace =
         std::max(allocateWorkspace(fwd), allocateWorkspace(bwd));
-    int64_t versions = schedule == Schedule::TwoBW ? 2 : 1;
-    int64_t slots = schedule == Schedule::GPipe ? m : d - s;
+    int64_t versions = weightVersions(schedule);
+    int64_t slots = stashSlots(schedule, d, s, m);
     auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
     fwd->setAttr(PDDialect::RegionsAttrHelper::getNameStr(),
                  b.getDictionaryAttr({

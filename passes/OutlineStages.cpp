@@ -65,8 +65,11 @@ private:
 
   func::FuncOp func;
   int64_t numStages;
-  /// Channel of each (value, receiving stage).
-  DenseMap<std::pair<Value, int64_t>, int64_t> channels;
+  /// The (receiving stage, channel) pairs of each value sent, by stage.
+  DenseMap<Value, SmallVector<std::pair<int64_t, int64_t>, 1>> channels;
+  /// Each stage's forward ops (sources excepted) and gradient ops, in
+  /// program order.
+  SmallVector<SmallVector<Operation *>> forwardOps, backwardOps;
   /// Value maps per (stage, phase).
   DenseMap<std::pair<int64_t, int>, IRMapping> maps;
   /// Values of the training function the backward of a stage reads from
@@ -95,12 +98,14 @@ LogicalResult Outliner::assignChannels() {
           return user->emitError("pd-outline-stages: a forward op on stage ")
                  << to.stage << " uses a gradient computed on stage "
                  << from.stage;
-        auto key = std::make_pair(result, to.stage);
-        if (!channels.count(key))
-          channels[key] = next++;
+        auto &receivers = channels[result];
+        if (llvm::none_of(receivers, [&](auto &r) { return r.first == to.stage; }))
+          receivers.push_back({to.stage, next++});
       }
     }
   }
+  for (auto &entry : channels)
+    llvm::sort(entry.second);
   return success();
 }
 
@@ -114,6 +119,18 @@ func::FuncOp Outliner::createFunc(int64_t stage, Phase phase, TypeRange args,
   markStageFunction(fn, stage, phase);
   fn.addEntryBlock();
   return fn;
+}
+
+/// Drops the training function's op ids, gradient tags and stages from a
+/// clone (one new attribute dictionary, not one per attribute).
+static void dropPartitionAttrs(Operation *clone) {
+  NamedAttrList attrs(clone->getAttrDictionary());
+  bool changed = false;
+  for (StringRef name : {kOpIdAttr.data(), kGradOfAttr.data(),
+                         kStageAttr.data()})
+    changed |= bool(attrs.erase(name));
+  if (changed)
+    clone->setAttrs(attrs.getDictionary(clone->getContext()));
 }
 
 /// Returns the value `v` of the training function inside the function of
@@ -132,12 +149,14 @@ Value Outliner::materialize(Value v, int64_t stage, Phase phase, OpBuilder &b) {
                                       std::to_string(arg.getArgNumber())));
   } else if (isSource(v.getDefiningOp())) {
     Operation *clone = b.clone(*v.getDefiningOp());
-    clone->removeAttr(kOpIdAttr);
-    clone->removeAttr(kStageAttr);
+    dropPartitionAttrs(clone);
     result = clone->getResult(0);
   } else {
     Home from = homeOf(v.getDefiningOp());
-    int64_t channel = channels.lookup({v, stage});
+    int64_t channel = -1;
+    for (auto [to, ch] : channels.lookup(v))
+      if (to == stage)
+        channel = ch;
     result = b.create<RecvOp>(v.getLoc(), v.getType(),
                               b.getI64IntegerAttr(from.stage),
                               b.getI64IntegerAttr(channel));
@@ -147,13 +166,15 @@ Value Outliner::materialize(Value v, int64_t stage, Phase phase, OpBuilder &b) {
 }
 
 void Outliner::emitSends(Operation *orig, Operation *clone, OpBuilder &b) {
-  int64_t from = homeOf(orig).stage;
   for (auto [res, cloned] :
-       llvm::zip(orig->getResults(), clone->getResults()))
-    for (int64_t to = 0; to < numStages; ++to)
-      if (to != from && channels.count({res, to}))
-        b.create<SendOp>(orig->getLoc(), cloned, b.getI64IntegerAttr(to),
-                         b.getI64IntegerAttr(channels.lookup({res, to})));
+       llvm::zip(orig->getResults(), clone->getResults())) {
+    auto it = channels.find(res);
+    if (it == channels.end())
+      continue;
+    for (auto [to, channel] : it->second)
+      b.create<SendOp>(orig->getLoc(), cloned, b.getI64IntegerAttr(to),
+                       b.getI64IntegerAttr(channel));
+  }
 }
 
 void Outliner::cloneInto(Operation *op, int64_t stage, Phase phase,
@@ -162,9 +183,7 @@ void Outliner::cloneInto(Operation *op, int64_t stage, Phase phase,
     materialize(operand, stage, phase, b);
   IRMapping &map = maps[{stage, static_cast<int>(phase)}];
   Operation *clone = b.clone(*op, map);
-  for (StringRef attr : {kOpIdAttr.data(), kGradOfAttr.data(),
-                         kStageAttr.data()})
-    clone->removeAttr(attr);
+  dropPartitionAttrs(clone);
   emitSends(op, clone, b);
 }
 
@@ -173,11 +192,8 @@ LogicalResult Outliner::buildForward(int64_t stage) {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   func::FuncOp fn = createFunc(stage, Phase::Forward, {}, {});
   OpBuilder b = OpBuilder::atBlockEnd(&fn.getBody().front());
-  for (Operation &op : body.without_terminator()) {
-    Home home = homeOf(&op);
-    if (home.stage == stage && home.phase == Phase::Forward && !isSource(&op))
-      cloneInto(&op, stage, Phase::Forward, b);
-  }
+  for (Operation *op : forwardOps[stage])
+    cloneInto(op, stage, Phase::Forward, b);
   Value loss = ret.getOperand(0);
   if (loss.getDefiningOp() && homeOf(loss.getDefiningOp()).stage == stage)
     b.create<ReportLossOp>(loss.getLoc(),
@@ -185,11 +201,8 @@ LogicalResult Outliner::buildForward(int64_t stage) {
 
   // The stash: forward values (not sources) that this stage's backward reads.
   SetVector<Value> saved;
-  for (Operation &op : body.without_terminator()) {
-    Home home = homeOf(&op);
-    if (home.stage != stage || home.phase != Phase::Backward)
-      continue;
-    for (Value operand : op.getOperands()) {
+  for (Operation *op : backwardOps[stage]) {
+    for (Value operand : op->getOperands()) {
       Operation *def = operand.getDefiningOp();
       if (def && (isSource(def) || homeOf(def).phase == Phase::Backward))
         continue;
@@ -214,11 +227,8 @@ LogicalResult Outliner::buildBackward(int64_t stage) {
   for (auto [v, arg] : llvm::zip(stash[stage], fn.getArguments()))
     map.map(v, arg);
   OpBuilder b = OpBuilder::atBlockEnd(&fn.getBody().front());
-  for (Operation &op : func.getBody().front().without_terminator()) {
-    Home home = homeOf(&op);
-    if (home.stage == stage && home.phase == Phase::Backward)
-      cloneInto(&op, stage, Phase::Backward, b);
-  }
+  for (Operation *op : backwardOps[stage])
+    cloneInto(op, stage, Phase::Backward, b);
   b.create<func::ReturnOp>(func.getLoc());
   return success();
 }
@@ -230,6 +240,18 @@ LogicalResult Outliner::run() {
                           "pd-partition-stages first");
   if (failed(assignChannels()))
     return failure();
+  forwardOps.resize(numStages);
+  backwardOps.resize(numStages);
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    Home home = homeOf(&op);
+    if (home.stage < 0 || home.stage >= numStages)
+      return op.emitError("pd-outline-stages: op is on stage ")
+             << home.stage << " of " << numStages;
+    if (home.phase == Phase::Backward)
+      backwardOps[home.stage].push_back(&op);
+    else if (!isSource(&op))
+      forwardOps[home.stage].push_back(&op);
+  }
   insertPoint = func;
   for (int64_t s = 0; s < numStages; ++s)
     if (failed(buildForward(s)) || failed(buildBackward(s)))

@@ -1,7 +1,8 @@
 //===- WorkspacePlan.cpp - Workspace packing by liveness ------------------===//
 //
 // Live ranges from mlir::Liveness over the stage function's single block,
-// then first-fit: each value, in order of definition, takes the lowest
+// then first-fit (pd/Support/ArenaRules.h, shared with the planner's
+// memory model): each value, in order of definition, takes the lowest
 // offset that overlaps no value still live.
 //
 //===----------------------------------------------------------------------===//
@@ -9,6 +10,7 @@
 #include "passes/WorkspacePlan.h"
 #include "dialects/PD/IR/PDOps.h"
 #include "mlir/Analysis/Liveness.h"
+#include "pd/Support/ArenaRules.h"
 
 using namespace mlir;
 using namespace mlir::pd;
@@ -36,25 +38,12 @@ WorkspacePlan::WorkspacePlan(func::FuncOp fn,
 }
 
 void WorkspacePlan::pack() {
-  struct Placed {
-    int64_t offset, size, end;
-  };
-  SmallVector<Placed> live;
-  for (Slot &slot : slots) {
-    llvm::erase_if(live, [&](const Placed &p) { return p.end < slot.start; });
-    llvm::sort(live, [](const Placed &a, const Placed &b) {
-      return a.offset < b.offset;
-    });
-    int64_t offset = 0;
-    for (const Placed &p : live) {
-      if (offset + slot.size <= p.offset)
-        break;
-      offset = std::max(offset, p.offset + p.size);
-    }
-    slot.offset = offset;
-    live.push_back({offset, slot.size, slot.end});
-    peak = std::max(peak, offset + slot.size);
-  }
+  SmallVector<LiveInterval> intervals;
+  for (const Slot &slot : slots)
+    intervals.push_back({slot.start, slot.end, slot.size, 0});
+  peak = packFirstFit(intervals);
+  for (auto [slot, interval] : llvm::zip(slots, intervals))
+    slot.offset = interval.offset;
 }
 
 const WorkspacePlan::Slot *WorkspacePlan::lookup(Value v) const {

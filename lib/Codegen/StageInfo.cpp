@@ -77,14 +77,14 @@ static void collectOps(func::FuncOp fn, bool forward, StageInfo &info) {
 
 /// The pd.state layout of the stage (`pd.state` on its forward; absent when
 /// it updates none).
-static LogicalResult collectState(ModuleOp module, func::FuncOp fwd,
+static LogicalResult collectState(SymbolTable &symbols, func::FuncOp fwd,
                                   StageInfo &info) {
   auto layout = fwd->getAttrOfType<DictionaryAttr>(
       PDDialect::StateAttrHelper::getNameStr());
   if (!layout)
     return success();
   for (NamedAttribute entry : layout) {
-    auto state = module.lookupSymbol<StateOp>(entry.getName());
+    auto state = symbols.lookup<StateOp>(entry.getName());
     auto offset = dyn_cast<IntegerAttr>(entry.getValue());
     if (!state || !offset)
       return fwd.emitError("bad pd.state entry ") << entry.getName();
@@ -106,6 +106,7 @@ FailureOr<StageInfo> mlir::pd::collectStageInfo(ModuleOp module,
     return module.emitError("no functions for stage ") << stage;
   StageInfo info;
   info.stage = stage;
+  SymbolTable symbols(module);
   auto regions = readRegions(fwd);
   if (failed(regions))
     return failure();
@@ -115,7 +116,7 @@ FailureOr<StageInfo> mlir::pd::collectStageInfo(ModuleOp module,
   if (!layout)
     return fwd.emitError("stage has no pd.params; run pd-allocate-buffers");
   for (NamedAttribute entry : layout) {
-    auto param = module.lookupSymbol<ParamOp>(entry.getName());
+    auto param = symbols.lookup<ParamOp>(entry.getName());
     auto offsets = dyn_cast<DenseI64ArrayAttr>(entry.getValue());
     if (!param || !offsets || offsets.size() != 3)
       return fwd.emitError("bad pd.params entry ") << entry.getName();
@@ -133,7 +134,7 @@ FailureOr<StageInfo> mlir::pd::collectStageInfo(ModuleOp module,
       p.owners.assign(owners.asArrayRef().begin(), owners.asArrayRef().end());
     info.params.push_back(p);
   }
-  if (failed(collectState(module, fwd, info)))
+  if (failed(collectState(symbols, fwd, info)))
     return failure();
   info.recompute =
       PDDialect::RecomputeAttrHelper(module.getContext()).isAttrPresent(bwd);

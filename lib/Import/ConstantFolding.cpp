@@ -713,7 +713,9 @@ std::optional<LogicalResult> mlir::pd::detail::foldConstantNode(NodeBinder &b) {
   auto it = evaluators().find(b.opType());
   if (it == evaluators().end() || b.numOutputs() != 1 || b.numInputs() == 0)
     return std::nullopt;
-  SmallVector<HostTensor> inputs;
+  // Every input must be constant before any is read (a large constant mask
+  // feeding a run-time Where is not converted for each use).
+  SmallVector<DenseElementsAttr> constants;
   for (unsigned i = 0; i < b.numInputs(); ++i) {
     if (!b.hasInput(i)) {
       if (i + 1 == b.numInputs())
@@ -725,8 +727,11 @@ std::optional<LogicalResult> mlir::pd::detail::foldConstantNode(NodeBinder &b) {
       return failure();
     if (!*c)
       return std::nullopt;
-    inputs.push_back(fromAttr(*c));
+    constants.push_back(*c);
   }
+  SmallVector<HostTensor> inputs;
+  for (DenseElementsAttr c : constants)
+    inputs.push_back(fromAttr(c));
   EvalResult result = it->second(b, inputs);
   if (failed(result))
     return failure();

@@ -35,28 +35,28 @@ bool GraphImporter::isBuffer(StringRef name) {
       "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Not",
       "And",   "Or",      "Xor",  "IsNaN",          "IsInf",       "Shape",
       "Size"};
-  llvm::StringSet<> outputs, seen;
-  for (const auto &out : model.graph().output())
-    outputs.insert(out.name());
+  llvm::StringSet<> seen;
   SmallVector<StringRef> work{name};
   while (!work.empty()) {
     StringRef value = work.pop_back_val();
-    if (outputs.count(value))
+    if (graphOutputs.count(value))
       return false;
     if (!seen.insert(value).second)
       continue;
-    for (const auto &node : model.graph().node())
-      for (int i = 0; i < node.input_size(); ++i) {
-        if (node.input(i) != value || kSinks.count(node.op_type()) ||
-            (node.op_type() == "Where" && i == 0) ||
-            (node.op_type() == "CastLike" && i == 1) ||
-            (node.op_type() == "BatchNormalization" && i >= 3))
-          continue;
-        if (!kMove.count(node.op_type()))
-          return false;
-        for (const auto &out : node.output())
-          work.push_back(out);
-      }
+    auto it = readers.find(value);
+    if (it == readers.end())
+      continue;
+    for (auto [node, i] : it->second) {
+      if (kSinks.count(node->op_type()) ||
+          (node->op_type() == "Where" && i == 0) ||
+          (node->op_type() == "CastLike" && i == 1) ||
+          (node->op_type() == "BatchNormalization" && i >= 3))
+        continue;
+      if (!kMove.count(node->op_type()))
+        return false;
+      for (const auto &out : node->output())
+        work.push_back(out);
+    }
   }
   return true;
 }

@@ -34,7 +34,7 @@ static LogicalResult resolveOptions(ModuleOp module, CompilerOptions &o) {
     return emitError(loc, "--target ")
            << stringifyTarget(o.target)
            << " is not supported by this build; use --target cpu";
-  if (llvm::Expected<DeviceSpec> spec = loadDeviceSpec(o.deviceSpec); !spec)
+  if (llvm::Expected<DeviceSpec> spec = loadDeviceSpec(o); !spec)
     return emitError(loc, llvm::toString(spec.takeError()));
   // A pinned depth or width fixes the other from --devices; with neither
   // the plan search fills both.
@@ -114,31 +114,63 @@ static LogicalResult emitLLVM(ModuleOp module, ArrayRef<StageInfo> stages,
   return success();
 }
 
+/// The stage model's prediction of the plan against its real buffer plan
+/// and functions: they must agree (the search trusted the model), so a
+/// difference is a pdc bug, reported as a warning naming the stage and the
+/// region.
+static void checkModel(ModuleOp module, const PlanSearch &search,
+                       const CompilerOptions &o) {
+  if (!search.model)
+    return;
+  DeviceSpec spec = cantFail(loadDeviceSpec(o));
+  FailureOr<PipelineSummary> real = summarizeModule(module, o.stages, spec);
+  if (failed(real))
+    return;
+  PipelineSummary model = *search.model;
+  model.applySchedule(o.schedule, o.microbatches);
+  if (std::optional<std::string> diff = describeDifference(model, *real))
+    emitWarning(module.getLoc(), "the planner's memory and time model "
+                                 "differs from the compiled plan (a pdc bug; "
+                                 "the plan itself is right): ")
+        << *diff;
+}
+
 LogicalResult mlir::pd::runCompiler(ModuleOp module,
                                     const CompilerOptions &options,
                                     llvm::raw_ostream &out,
-                                    const ModelImporter &reimport) {
+                                    const ModelImporter &reimport,
+                                    TimingScope timing) {
   CompilerOptions o = options;
-  if (failed(resolveOptions(module, o)))
+  if (failed(resolveOptions(module, o)) ||
+      failed(runAutodiff(module, /*commandLine=*/true,
+                         timing.nest("autodiff"))))
     return failure();
-  FailureOr<PlanSearch> search = searchPlan(module, o, reimport);
-  if (failed(search))
-    return failure();
-  // The chosen microbatch size's import replaces the module's contents.
-  if (search->chosenModule) {
-    module.getBodyRegion().takeBody(search->chosenModule->getBodyRegion());
-    module->setAttrs(search->chosenModule.get()->getAttrDictionary());
-  }
-  FailureOr<std::vector<int64_t>> recompute = chooseRecomputeStages(module, o);
-  if (failed(recompute) || failed(runPhases(module, o, *recompute, o.emit)))
-    return failure();
-  if (o.emit == EmitKind::MLIRGrad || o.emit == EmitKind::MLIRStages ||
-      o.emit == EmitKind::MLIRBuffers) {
+  if (o.emit == EmitKind::MLIRGrad) {
     module.print(out);
     out << "\n";
     return success();
   }
-
+  TimingScope searchTiming = timing.nest("plan search");
+  FailureOr<PlanSearch> search = searchPlan(module, o, reimport, searchTiming);
+  searchTiming.stop();
+  if (failed(search))
+    return failure();
+  // The chosen microbatch size's model replaces the module's contents.
+  if (search->chosenModule) {
+    module.getBodyRegion().takeBody(search->chosenModule->getBodyRegion());
+    module->setAttrs(search->chosenModule.get()->getAttrDictionary());
+  }
+  const PlanCandidate &chosen = search->candidates.front();
+  if (failed(runStagePhases(module, o, chosen.cuts, chosen.recomputeStages,
+                            o.emit, timing.nest("stages and buffers"))))
+    return failure();
+  if (o.emit == EmitKind::MLIRStages || o.emit == EmitKind::MLIRBuffers) {
+    module.print(out);
+    out << "\n";
+    return success();
+  }
+  TimingScope checkTiming = timing.nest("plan checks and prediction");
+  checkModel(module, *search, o);
   SmallVector<StageInfo> stages;
   for (int64_t s = 0; s < o.stages; ++s) {
     auto info = collectStageInfo(module, s);
@@ -159,6 +191,7 @@ LogicalResult mlir::pd::runCompiler(ModuleOp module,
   planOs << llvm::formatv("{0:2}", planJson) << "\n";
   writeChromeTrace(prediction->result, traceOs);
   traceOs << "\n";
+  checkTiming.stop();
   if (o.emit == EmitKind::Plan || o.emit == EmitKind::Trace) {
     out << (o.emit == EmitKind::Plan ? plan : trace);
     return success();
@@ -170,8 +203,10 @@ LogicalResult mlir::pd::runCompiler(ModuleOp module,
   if (failed(dir) || failed(dir->writeFile("plan.json", plan)) ||
       failed(dir->writeFile("trace.json", trace)))
     return failure();
+  TimingScope codegenTiming = timing.nest("code generation");
   if (!o.planOnly && failed(writeExecutables(module, stages, o, *dir)))
     return failure();
+  codegenTiming.stop();
   if (failed(dir->commit()))
     return failure();
   search->print(out);

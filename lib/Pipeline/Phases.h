@@ -1,8 +1,9 @@
 //===- Phases.h - Running pdc's phases on a module --------------*- C++ -*-===//
 //
-// The MLIR phases as pdc runs them: autodiff; the planner's cuts; stages
-// (with the recomputing stages) and buffers. Shared by runCompiler and the
-// plan search, which runs them on copies of the module.
+// The MLIR phases as pdc runs them: autodiff, then stages (with the
+// planner's cuts and recomputing stages) and buffers. Shared by runCompiler
+// and the plan search, which differentiates the model at other microbatch
+// sizes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,21 +11,27 @@
 #define PD_LIB_PIPELINE_PHASES_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include "pd/Support/CompilerOptions.h"
-
-#include <vector>
 
 namespace mlir::pd {
 
-/// Runs the phases up to `emit`'s on `module`; the pass-manager flags of the
-/// command line apply only when `emit` is the phase pdc prints (not to the
-/// copies the planner compiles).
-LogicalResult runPhases(ModuleOp module, const CompilerOptions &o,
-                        ArrayRef<int64_t> recomputeStages, EmitKind emit);
+/// Fuses decomposed ops and differentiates @main. With `commandLine`, the
+/// MLIR pass-manager flags of the command line apply (the run whose IR pdc
+/// prints or compiles, not the search's other microbatch sizes); passes are
+/// timed under `timing`.
+LogicalResult runAutodiff(ModuleOp module, bool commandLine,
+                          TimingScope timing = {});
 
-/// The stages that recompute their activations under `o.recompute`.
-FailureOr<std::vector<int64_t>> chooseRecomputeStages(ModuleOp module,
-                                                      const CompilerOptions &o);
+/// Partitions the differentiated module at `cuts` (pd.op_id starting each
+/// stage after the first; empty: the pass's FLOP balance), outlines the
+/// stages, recomputes `recomputeStages`, and, unless `emit` stops at the
+/// stages, allocates the buffers; with the command line's pass-manager
+/// flags.
+LogicalResult runStagePhases(ModuleOp module, const CompilerOptions &o,
+                             ArrayRef<int64_t> cuts,
+                             ArrayRef<int64_t> recomputeStages, EmitKind emit,
+                             TimingScope timing = {});
 
 } // namespace mlir::pd
 

@@ -3,18 +3,22 @@
 // Candidates are enumerated with the defaults first (2bw, no recomputation,
 // shallow pipelines first); a later one wins if it is more than 0.5%
 // faster, or as fast and needs less memory on its largest stage (at d = 1,
-// flush keeps one weight version where 2bw keeps two). Each candidate is
-// compiled through the buffer plan on a copy of the module (the phases
-// take milliseconds on the models pdc is tested with) and simulated; its
-// errors are captured as its rejection reason.
+// flush keeps one weight version where 2bw keeps two). The model is
+// differentiated once per microbatch size and read into a program graph;
+// each (b, d, w) is split once by the planner's partition, each
+// recomputing set modelled once (StageModel.h), and each schedule and m
+// priced from that model by the simulator. Nothing is compiled until the
+// chosen plan.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PlanSearch.h"
-#include "Phases.h"
-#include "pd/Codegen/StageInfo.h"
+#include "PlanScoring.h"
+#include "PlanVariants.h"
 #include "pd/Planner/Planner.h"
+#include "pd/Planner/ProgramGraph.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -24,13 +28,27 @@
 using namespace mlir;
 using namespace mlir::pd;
 
+/// "0-5,7,9-10": runs of consecutive stages as ranges.
+static std::string stageRanges(ArrayRef<int64_t> stages) {
+  std::string out;
+  for (size_t i = 0; i < stages.size();) {
+    size_t j = i;
+    while (j + 1 < stages.size() && stages[j + 1] == stages[j] + 1)
+      ++j;
+    if (!out.empty())
+      out += ",";
+    out += std::to_string(stages[i]);
+    if (j > i)
+      out += (j == i + 1 ? "," : "-") + std::to_string(stages[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
 std::string PlanCandidate::describe() const {
   std::string what = stringifyRecompute(recompute).str();
-  if (recompute == Recompute::Auto) {
-    what = "stages ";
-    llvm::raw_string_ostream os(what);
-    llvm::interleave(recomputeStages, os, ",");
-  }
+  if (recompute == Recompute::Auto)
+    what = "stages " + stageRanges(recomputeStages);
   return llvm::formatv("d={0} w={1} m={2} b={3} {4} recompute={5}", stages,
                        replicas, microbatches, microbatch,
                        stringifySchedule(schedule), what);
@@ -112,62 +130,6 @@ static std::vector<PlanCandidate> enumerate(const CompilerOptions &o,
   return out;
 }
 
-static CompilerOptions withCandidate(CompilerOptions o,
-                                     const PlanCandidate &c) {
-  o.stages = c.stages;
-  o.replicas = c.replicas;
-  o.microbatches = c.microbatches;
-  o.microbatch = c.microbatch;
-  o.schedule = c.schedule;
-  o.recompute = c.recompute;
-  return o;
-}
-
-/// Compiles `c` on a copy of `module` and simulates it; a failure, a stage
-/// over the memory budget or a schedule that would deadlock rejects it.
-static void evaluate(ModuleOp module, const CompilerOptions &base,
-                     int64_t budget, PlanCandidate &c) {
-  CompilerOptions o = withCandidate(base, c);
-  std::string error;
-  ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
-    if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
-      error = d.str();
-    return success();
-  });
-  OwningOpRef<ModuleOp> trial = module.clone();
-  FailureOr<std::vector<int64_t>> recompute = chooseRecomputeStages(*trial, o);
-  if (failed(recompute)) {
-    c.rejected = error;
-    return;
-  }
-  c.recomputeStages = *recompute;
-  if (failed(runPhases(*trial, o, *recompute, EmitKind::MLIRBuffers))) {
-    c.rejected = error;
-    return;
-  }
-  for (int64_t s = 0; s < c.stages; ++s) {
-    FailureOr<StageInfo> info = collectStageInfo(*trial, s);
-    if (failed(info)) {
-      c.rejected = error;
-      return;
-    }
-    int64_t bytes = info->regions.total();
-    c.peakStageBytes = std::max(c.peakStageBytes, bytes);
-    if (budget > 0 && bytes > budget && c.rejected.empty())
-      c.rejected = llvm::formatv("stage {0} needs {1} bytes > {2}", s, bytes,
-                                 budget);
-  }
-  if (!c.rejected.empty())
-    return;
-  FailureOr<PlanPrediction> p = predictPlan(*trial, o);
-  if (failed(p)) {
-    c.rejected = error;
-    return;
-  }
-  c.samplesPerSecond = p->samplesPerSecond;
-  c.stepSeconds = p->result.stepSeconds;
-}
-
 /// More than 0.5% faster, or as fast within 0.5% and smaller.
 static bool isBetter(const PlanCandidate &c, const PlanCandidate &best) {
   if (c.samplesPerSecond > best.samplesPerSecond * 1.005)
@@ -176,69 +138,117 @@ static bool isBetter(const PlanCandidate &c, const PlanCandidate &best) {
          c.peakStageBytes < best.peakStageBytes;
 }
 
+/// Everything pinned: the one candidate is modelled for its cuts and
+/// recomputing stages; if the model cannot evaluate it, or its planned
+/// split would deadlock, the passes split it by FLOPs and the compiled
+/// plan's checks report what is wrong.
+static FailureOr<PlanSearch> pinnedPlan(ModuleOp module, CompilerOptions &o,
+                                        const Variant &v, const DeviceSpec &spec,
+                                        int64_t budget, PlanSearch search) {
+  PlanCandidate &only = search.candidates.front();
+  if (!only.rejected.empty())
+    return module.emitError(only.rejected);
+  if (v.graph) {
+    SplitScorer scorer(*v.graph, only.stages, only.replicas, o, spec, budget);
+    scorer.evaluate(only, /*pinned=*/true);
+    if (const PipelineSummary *p = scorer.pipelineOf(only))
+      search.model = *p;
+  }
+  if (!v.graph || !only.rejected.empty()) {
+    only.rejected.clear();
+    only.cuts.clear();
+    search.model.reset();
+    only.recomputeStages.clear();
+    if (only.recompute == Recompute::Full)
+      for (int64_t s = 0; s < only.stages; ++s)
+        only.recomputeStages.push_back(s);
+  }
+  o = withCandidate(o, only);
+  return search;
+}
+
+/// The candidates of one split and their scorer.
+struct SplitGroup {
+  const Variant *variant = nullptr;
+  std::vector<PlanCandidate *> candidates;
+  std::unique_ptr<SplitScorer> scorer;
+};
+
+/// Scores every candidate not rejected yet: the splits' groups in
+/// parallel (the context's threads; --mlir-disable-threading scores them
+/// in turn).
+static std::map<std::tuple<int64_t, int64_t, int64_t>, SplitGroup>
+scoreCandidates(MLIRContext *ctx, std::vector<PlanCandidate> &candidates,
+                Variants &variants, const CompilerOptions &o,
+                const DeviceSpec &spec, int64_t budget, TimingScope &timing) {
+  std::map<std::tuple<int64_t, int64_t, int64_t>, SplitGroup> groups;
+  for (PlanCandidate &c : candidates)
+    if (c.rejected.empty())
+      groups[{c.microbatch, c.stages, c.replicas}].candidates.push_back(&c);
+  std::vector<SplitGroup *> work;
+  for (auto &[key, group] : groups) {
+    group.variant = &variants.at(std::get<0>(key));
+    if (!group.variant->graph) {
+      for (PlanCandidate *c : group.candidates)
+        c->rejected = group.variant->error;
+      continue;
+    }
+    group.scorer = std::make_unique<SplitScorer>(
+        *group.variant->graph, std::get<1>(key), std::get<2>(key), o, spec,
+        budget);
+    work.push_back(&group);
+  }
+  TimingScope scoring = timing.nest("score candidates");
+  parallelForEach(ctx, work, [](SplitGroup *group) {
+    for (PlanCandidate *c : group->candidates)
+      group->scorer->evaluate(*c, /*pinned=*/false);
+  });
+  return groups;
+}
+
 /// The error when every candidate is rejected: for memory, the smallest
-/// candidate and what it needs; otherwise the first candidate's reason.
-static LogicalResult reportNoPlan(ModuleOp module,
-                                  ArrayRef<PlanCandidate> candidates,
-                                  int64_t budget) {
+/// candidate and what it needs (modelled now if only its parameters were
+/// weighed); otherwise the first candidate's reason.
+static LogicalResult
+reportNoPlan(ModuleOp module, ArrayRef<PlanCandidate> candidates,
+             int64_t budget,
+             std::map<std::tuple<int64_t, int64_t, int64_t>, SplitGroup> &groups) {
   const PlanCandidate *smallest = nullptr;
   for (const PlanCandidate &c : candidates)
     if (c.peakStageBytes > 0 &&
         (!smallest || c.peakStageBytes < smallest->peakStageBytes))
       smallest = &c;
-  if (smallest)
-    return module.emitError("no plan fits the device memory (")
-           << budget << " bytes): the smallest, " << smallest->describe()
-           << ", needs " << smallest->peakStageBytes
-           << " bytes on its largest stage";
-  return module.emitError("no plan can run: ")
-         << candidates.front().describe() << ": "
-         << candidates.front().rejected;
+  if (!smallest)
+    return module.emitError("no plan can run: ")
+           << candidates.front().describe() << ": "
+           << candidates.front().rejected;
+  PlanCandidate exact = *smallest;
+  if (exact.boundOnly) {
+    exact.rejected.clear();
+    exact.boundOnly = false;
+    groups.at({exact.microbatch, exact.stages, exact.replicas})
+        .scorer->evaluate(exact, /*pinned=*/true);
+  }
+  return module.emitError("no plan fits the device memory (")
+         << formatBytes(budget) << "): the smallest, " << exact.describe()
+         << ", needs " << formatBytes(exact.peakStageBytes)
+         << " on its largest stage";
 }
 
 FailureOr<PlanSearch> mlir::pd::searchPlan(ModuleOp module,
                                            CompilerOptions &o,
-                                           const ModelImporter &reimport) {
+                                           const ModelImporter &reimport,
+                                           TimingScope &timing) {
+  DeviceSpec spec = cantFail(loadDeviceSpec(o));
+  int64_t budget = o.deviceMemory > 0 ? o.deviceMemory : spec.memoryBytes;
   PlanSearch search;
-  std::vector<int64_t> sizes = microbatchSizes(o, bool(reimport));
-  search.candidates = enumerate(o, sizes);
-  if (search.candidates.size() == 1) {
-    const PlanCandidate &only = search.candidates.front();
-    if (!only.rejected.empty())
-      return module.emitError(only.rejected);
-    o = withCandidate(o, only);
-    search.candidates.clear();
-    return search;
-  }
-  int64_t budget = o.deviceMemory;
-  if (budget <= 0)
-    budget = cantFail(loadDeviceSpec(o.deviceSpec)).memoryBytes;
-  // The model at each microbatch size (the given module at its own).
-  std::map<int64_t, OwningOpRef<ModuleOp>> imported;
-  std::map<int64_t, std::string> importErrors;
-  for (int64_t b : llvm::drop_begin(sizes)) {
-    std::string error;
-    ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
-      if (error.empty())
-        error = d.str();
-      return success();
-    });
-    FailureOr<OwningOpRef<ModuleOp>> m = reimport(b);
-    if (succeeded(m))
-      imported[b] = std::move(*m);
-    else
-      importErrors[b] = "microbatch " + std::to_string(b) + ": " + error;
-  }
-  for (PlanCandidate &c : search.candidates) {
-    if (!c.rejected.empty())
-      continue;
-    if (importErrors.count(c.microbatch))
-      c.rejected = importErrors[c.microbatch];
-    else
-      evaluate(c.microbatch == o.microbatch ? module
-                                            : imported[c.microbatch].get(),
-               o, budget, c);
-  }
+  search.candidates = enumerate(o, microbatchSizes(o, bool(reimport)));
+  Variants variants(module, o, reimport, spec, timing);
+  if (search.candidates.size() == 1)
+    return pinnedPlan(module, o, variants.at(o.microbatch), spec, budget,
+                      std::move(search));
+  auto groups = scoreCandidates(module.getContext(), search.candidates,
+                                variants, o, spec, budget, timing);
   // recompute=auto choosing no stage or every stage repeats none or full.
   llvm::erase_if(search.candidates, [](const PlanCandidate &c) {
     return c.recompute == Recompute::Auto &&
@@ -250,9 +260,17 @@ FailureOr<PlanSearch> mlir::pd::searchPlan(ModuleOp module,
     if (c.rejected.empty() && (!best || isBetter(c, *best)))
       best = &c;
   if (!best)
-    return reportNoPlan(module, search.candidates, budget);
-  if (best->microbatch != o.microbatch)
-    search.chosenModule = std::move(imported[best->microbatch]);
+    return reportNoPlan(module, search.candidates, budget, groups);
+  search.model =
+      *groups.at({best->microbatch, best->stages, best->replicas})
+           .scorer->pipelineOf(*best);
+  if (best->microbatch != o.microbatch) {
+    Variant &chosen = variants.imported(best->microbatch);
+    if (!chosen.owned)
+      return module.emitError("cannot import the model at microbatch ")
+             << best->microbatch << ": " << chosen.error;
+    search.chosenModule = std::move(chosen.owned);
+  }
   o = withCandidate(o, *best);
   // The chosen plan first, then the others by throughput, then rejections.
   PlanCandidate chosen = *best;

@@ -1,10 +1,12 @@
 //===- PlanSearch.h - pdc chooses the pipeline ------------------*- C++ -*-===//
 //
 // The choices the command line leaves open (depth d and width w with
-// d x w = N devices, microbatches m, schedule, recomputation) searched over
-// by compiling each candidate's phases on a copy of the module and
-// simulating it: the highest predicted throughput whose every stage fits
-// the device memory wins. Pinned flags fix their dimension.
+// d x w = N devices, microbatch size b, microbatches m, schedule,
+// recomputation per stage) searched over without compiling: each
+// candidate's split comes from the planner's partition of the program
+// graph, its memory and time from the stage model (pd/Planner/StageModel.h)
+// and the simulator. The highest predicted throughput whose every stage
+// fits the device memory wins. Pinned flags fix their dimension.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,7 +14,9 @@
 #define PD_LIB_PIPELINE_PLANSEARCH_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include "pd/Pipeline/Compiler.h"
+#include "pd/Planner/StageModel.h"
 #include "pd/Support/CompilerOptions.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -28,9 +32,14 @@ struct PlanCandidate {
   Recompute recompute = Recompute::None;
   double samplesPerSecond = 0, stepSeconds = 0;
   int64_t peakStageBytes = 0; ///< The largest stage's arena.
+  /// peakStageBytes is only a lower bound: the candidate was rejected for
+  /// its parameters alone, without modelling its split.
+  bool boundOnly = false;
   /// The stages that recompute (under recompute=auto, those chosen).
   std::vector<int64_t> recomputeStages;
-  std::string rejected;       ///< Why it cannot run; empty if it can.
+  /// The pd.op_id starting each stage after the first.
+  std::vector<int64_t> cuts;
+  std::string rejected; ///< Why it cannot run; empty if it can.
 
   /// "d=2 w=1 m=4 b=8 2bw recompute=none" ("recompute=stages 1,3" for
   /// auto).
@@ -38,12 +47,16 @@ struct PlanCandidate {
 };
 
 struct PlanSearch {
-  /// Every candidate considered, the feasible ones by decreasing
-  /// throughput first, then the rejected ones.
+  /// Every candidate considered, the chosen one first, then the feasible
+  /// ones by decreasing throughput, then the rejected ones. A single
+  /// candidate when the command line pins every choice.
   std::vector<PlanCandidate> candidates;
   bool searched() const { return candidates.size() > 1; }
-  /// The model imported at the chosen microbatch size, when it is not the
-  /// one searchPlan was given.
+  /// The chosen plan as the stage model predicts it (no value if the model
+  /// could not evaluate a pinned plan; the passes then report why).
+  std::optional<PipelineSummary> model;
+  /// The model differentiated at the chosen microbatch size, when it is
+  /// not the one searchPlan was given.
   OwningOpRef<ModuleOp> chosenModule;
 
   /// plan.json's "search": the chosen plan, the next best, the rejections.
@@ -52,12 +65,15 @@ struct PlanSearch {
   void print(llvm::raw_ostream &os) const;
 };
 
-/// Searches the choices `o` leaves open and writes the best into `o`
-/// (stages, replicas, microbatches, schedule, recompute). With every choice
-/// pinned the single candidate is not evaluated here. Fails with an error
-/// naming the first rejection when no candidate can run.
+/// Searches the choices `o` leaves open on the differentiated `module` and
+/// writes the best into `o` (stages, replicas, microbatch, microbatches,
+/// schedule, recompute). With every choice pinned the single candidate is
+/// modelled but not rejected (the compiled plan's checks report why it
+/// cannot run). Fails with an error naming the first rejection when no
+/// candidate can run.
 FailureOr<PlanSearch> searchPlan(ModuleOp module, CompilerOptions &o,
-                                 const ModelImporter &reimport);
+                                 const ModelImporter &reimport,
+                                 TimingScope &timing);
 
 } // namespace mlir::pd
 

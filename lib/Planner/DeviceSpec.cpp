@@ -105,13 +105,17 @@ static llvm::Expected<DeviceSpec> parseSpecFile(llvm::StringRef path) {
   return spec;
 }
 
+double mlir::pd::rooflineSeconds(double flops, double bytes,
+                                 const DeviceSpec &spec) {
+  return std::max(flops / spec.flops, bytes / spec.memoryBandwidth) +
+         spec.opOverhead;
+}
+
 double mlir::pd::opSeconds(Operation *op, const DeviceSpec &spec) {
   auto cost = dyn_cast<CostOpInterface>(op);
   if (!cost)
     return 0;
-  return std::max(cost.getFlops() / spec.flops,
-                  cost.getBytes() / spec.memoryBandwidth) +
-         spec.opOverhead;
+  return rooflineSeconds(cost.getFlops(), cost.getBytes(), spec);
 }
 
 llvm::Expected<DeviceSpec> mlir::pd::loadDeviceSpec(llvm::StringRef name) {

@@ -11,11 +11,17 @@
 
 #include "pd/Planner/Planner.h"
 #include "dialects/PD/IR/PDOps.h"
-
-#include <map>
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::pd;
+
+llvm::Expected<DeviceSpec> mlir::pd::loadDeviceSpec(const CompilerOptions &o) {
+  llvm::Expected<DeviceSpec> spec = loadDeviceSpec(o.deviceSpec);
+  if (spec && o.devicesPerNode > 0)
+    spec->devicesPerNode = o.devicesPerNode;
+  return spec;
+}
 
 /// Roofline seconds of the ops of `fn`.
 static double functionSeconds(func::FuncOp fn, const DeviceSpec &spec) {
@@ -24,99 +30,134 @@ static double functionSeconds(func::FuncOp fn, const DeviceSpec &spec) {
   return seconds;
 }
 
-static int64_t regionBytes(func::FuncOp fwd, StringRef key) {
-  auto dict = fwd->getAttrOfType<DictionaryAttr>(
-      PDDialect::RegionsAttrHelper::getNameStr());
+static int64_t regionBytes(DictionaryAttr dict, StringRef key) {
   auto v = dict ? dict.getAs<IntegerAttr>(key) : IntegerAttr();
   return v ? v.getInt() : 0;
 }
 
-/// Each pd.recv of `fn` on stage `stage` as a transfer.
-static void addTransfers(func::FuncOp fn, int64_t stage, bool forward,
-                         const CompilerOptions &o, const DeviceSpec &spec,
-                         SimInput &in) {
+static StageRegions readRegions(func::FuncOp fwd) {
+  auto dict = fwd->getAttrOfType<DictionaryAttr>(
+      PDDialect::RegionsAttrHelper::getNameStr());
+  StageRegions r;
+  r.weights = regionBytes(dict, "weights");
+  r.weightVersions = regionBytes(dict, "weight_versions");
+  r.grads = regionBytes(dict, "grads");
+  r.optimizer = regionBytes(dict, "optimizer");
+  r.state = regionBytes(dict, "state");
+  r.stashSlot = regionBytes(dict, "stash_slot");
+  r.stashSlots = regionBytes(dict, "stash_slots");
+  r.workspace = regionBytes(dict, "workspace");
+  r.comm = regionBytes(dict, "comm");
+  return r;
+}
+
+static void addRecvs(func::FuncOp fn, bool forward, StageSummary &stage) {
   fn.walk([&](RecvOp recv) {
-    int64_t peer = recv.getPeer();
-    int64_t bytes = getTensorBytes(recv.getType());
-    double seconds =
-        spec.transferSeconds(bytes, peer * o.replicas, stage * o.replicas);
-    in.transfers.push_back(
-        {(int)peer, (int)stage, forward, seconds, bytes <= spec.eagerLimit});
+    stage.recvs.push_back(
+        {recv.getPeer(), getTensorBytes(recv.getType()), forward});
   });
 }
 
-/// Owners of tied parameters sum each one's gradient; one tie per set of
-/// owners, its time that of all-reducing their bytes.
-static void addTies(ModuleOp module, const CompilerOptions &o,
-                    const DeviceSpec &spec, SimInput &in) {
-  std::map<std::vector<int64_t>, int64_t> bytesByOwners;
+FailureOr<PipelineSummary> mlir::pd::summarizeModule(ModuleOp module,
+                                                     int64_t stages,
+                                                     const DeviceSpec &spec) {
+  PipelineSummary pipeline;
+  for (int64_t s = 0; s < stages; ++s) {
+    func::FuncOp fwd = lookupStageFunction(module, s, Phase::Forward);
+    func::FuncOp bwd = lookupStageFunction(module, s, Phase::Backward);
+    if (!fwd || !bwd)
+      return module.emitError("no functions for stage ") << s;
+    StageSummary stage;
+    stage.regions = readRegions(fwd);
+    stage.forwardSeconds = functionSeconds(fwd, spec);
+    stage.backwardSeconds = functionSeconds(bwd, spec);
+    stage.recompute =
+        PDDialect::RecomputeAttrHelper(module.getContext()).isAttrPresent(bwd);
+    addRecvs(fwd, /*forward=*/true, stage);
+    addRecvs(bwd, /*forward=*/false, stage);
+    pipeline.stages.push_back(std::move(stage));
+  }
   PDDialect::OwnersAttrHelper owners(module.getContext());
   module.walk([&](ParamOp param) {
     DenseI64ArrayAttr attr = owners.getAttr(param);
     if (attr && attr.size() > 1)
-      bytesByOwners[std::vector<int64_t>(attr.asArrayRef())] +=
+      pipeline.tiedBytes[std::vector<int64_t>(attr.asArrayRef())] +=
           getTensorBytes(param.getType());
   });
-  for (auto &[stages, bytes] : bytesByOwners) {
-    SimTie tie;
-    tie.stages.assign(stages.begin(), stages.end());
-    int64_t stride = (stages.back() - stages.front()) * o.replicas;
-    tie.seconds = spec.allreduceSeconds(bytes, stages.front() * o.replicas,
-                                        (int64_t)stages.size(),
-                                        std::max<int64_t>(stride, 1));
-    in.ties.push_back(tie);
-  }
+  return pipeline;
 }
 
-FailureOr<SimInput> mlir::pd::buildSimInput(ModuleOp module,
-                                            const CompilerOptions &o,
-                                            const DeviceSpec &spec) {
+SimInput mlir::pd::buildSimInput(const PipelineSummary &pipeline,
+                                 const CompilerOptions &o,
+                                 const DeviceSpec &spec) {
   SimInput in;
   in.schedule = o.schedule == Schedule::TwoBW   ? SimSchedule::TwoBW
                 : o.schedule == Schedule::Flush ? SimSchedule::Flush
                                                 : SimSchedule::GPipe;
   in.microbatches = o.microbatches;
-  for (int64_t s = 0; s < o.stages; ++s) {
-    func::FuncOp fwd = lookupStageFunction(module, s, Phase::Forward);
-    func::FuncOp bwd = lookupStageFunction(module, s, Phase::Backward);
-    if (!fwd || !bwd)
-      return module.emitError("no functions for stage ") << s;
-    SimStage stage;
-    stage.forward = functionSeconds(fwd, spec);
-    stage.backward = functionSeconds(bwd, spec);
-    int64_t streamed = regionBytes(fwd, "weights") + regionBytes(fwd, "grads") +
-                       regionBytes(fwd, "optimizer");
-    stage.update = 2.0 * streamed / spec.memoryBandwidth;
-    stage.allreduce = spec.allreduceSeconds(regionBytes(fwd, "grads"),
-                                            s * o.replicas, o.replicas, 1);
-    in.stages.push_back(stage);
-    in.stashSlots.push_back(std::max<int64_t>(regionBytes(fwd, "stash_slots"), 1));
-    addTransfers(fwd, s, /*forward=*/true, o, spec, in);
-    addTransfers(bwd, s, /*forward=*/false, o, spec, in);
+  int64_t w = o.replicas;
+  for (auto [s, stage] : llvm::enumerate(pipeline.stages)) {
+    const StageRegions &r = stage.regions;
+    SimStage sim;
+    sim.forward = stage.forwardSeconds;
+    sim.backward = stage.backwardSeconds;
+    sim.update = 2.0 * (r.weights + r.grads + r.optimizer) /
+                 spec.memoryBandwidth;
+    sim.allreduce = spec.allreduceSeconds(r.grads, s * w, w, 1);
+    in.stages.push_back(sim);
+    in.stashSlots.push_back(std::max<int64_t>(r.stashSlots, 1));
+    for (const StageRecv &recv : stage.recvs)
+      in.transfers.push_back(
+          {(int)recv.peer, (int)s, recv.forward,
+           spec.transferSeconds(recv.bytes, recv.peer * w, s * w),
+           recv.bytes <= spec.eagerLimit});
   }
-  addTies(module, o, spec, in);
+  // One tie per set of owners: all-reducing their shared bytes.
+  for (auto &[stages, bytes] : pipeline.tiedBytes) {
+    SimTie tie;
+    tie.stages.assign(stages.begin(), stages.end());
+    int64_t stride = (stages.back() - stages.front()) * w;
+    tie.seconds = spec.allreduceSeconds(bytes, stages.front() * w,
+                                        (int64_t)stages.size(),
+                                        std::max<int64_t>(stride, 1));
+    in.ties.push_back(tie);
+  }
   return in;
+}
+
+static llvm::Error planError(const llvm::Twine &what) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), what);
+}
+
+llvm::Expected<PlanPrediction>
+mlir::pd::simulatePlan(const PipelineSummary &pipeline,
+                       const CompilerOptions &o, const DeviceSpec &spec,
+                       int64_t steps) {
+  SimInput input = buildSimInput(pipeline, o, spec);
+  input.steps = steps;
+  PlanPrediction p{spec, input, simulatePipeline(input), 0};
+  if (!p.result.deadlock.empty())
+    return planError("the schedule would deadlock: " + p.result.deadlock);
+  if (!p.result.stashOverflow.empty())
+    return planError("the schedule needs more stash slots: " +
+                     p.result.stashOverflow);
+  if (p.result.stepSeconds > 0)
+    p.samplesPerSecond =
+        o.microbatch * o.microbatches * o.replicas / p.result.stepSeconds;
+  return p;
 }
 
 FailureOr<PlanPrediction> mlir::pd::predictPlan(ModuleOp module,
                                                 const CompilerOptions &o,
                                                 int64_t steps) {
-  llvm::Expected<DeviceSpec> spec = loadDeviceSpec(o.deviceSpec);
+  llvm::Expected<DeviceSpec> spec = loadDeviceSpec(o);
   if (!spec)
     return module.emitError(llvm::toString(spec.takeError()));
-  FailureOr<SimInput> input = buildSimInput(module, o, *spec);
-  if (failed(input))
+  FailureOr<PipelineSummary> pipeline = summarizeModule(module, o.stages, *spec);
+  if (failed(pipeline))
     return failure();
-  input->steps = steps;
-  PlanPrediction p{*spec, *input, simulatePipeline(*input), 0};
-  if (!p.result.deadlock.empty())
-    return module.emitError("the schedule would deadlock: ")
-           << p.result.deadlock;
-  if (!p.result.stashOverflow.empty())
-    return module.emitError("the schedule needs more stash slots: ")
-           << p.result.stashOverflow;
-  if (p.result.stepSeconds > 0)
-    p.samplesPerSecond =
-        o.microbatch * o.microbatches * o.replicas / p.result.stepSeconds;
-  return p;
+  llvm::Expected<PlanPrediction> p = simulatePlan(*pipeline, o, *spec, steps);
+  if (!p)
+    return module.emitError(llvm::toString(p.takeError()));
+  return *p;
 }

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -27,18 +28,23 @@ using namespace mlir::pd;
 
 namespace {
 
-using Key = std::pair<int64_t, int>; // (microbatch or batch, stage)
-
-/// Times of every simulated action, by kind, microbatch and stage.
+/// Times of every simulated action, by kind, stage and microbatch (or
+/// batch); NaN until known.
 struct Timeline {
-  std::map<Key, double> posted[3], ended[3];
+  std::vector<std::vector<double>> posted[3], ended[3];
 
-  std::optional<double> get(const std::map<Key, double> &m, int64_t i,
-                            int stage) const {
-    auto it = m.find({i, stage});
-    if (it == m.end())
+  void init(int stages, int64_t indices) {
+    for (int k = 0; k < 3; ++k) {
+      posted[k].assign(stages, std::vector<double>(indices, kUnset));
+      ended[k].assign(stages, std::vector<double>(indices, kUnset));
+    }
+  }
+  static std::optional<double> get(const std::vector<std::vector<double>> &m,
+                                   int64_t i, int stage) {
+    const std::vector<double> &times = m[stage];
+    if (i < 0 || i >= (int64_t)times.size() || std::isnan(times[i]))
       return std::nullopt;
-    return it->second;
+    return times[i];
   }
   std::optional<double> postedAt(SimActionKind k, int64_t i, int stage) const {
     return get(posted[(int)k], i, stage);
@@ -46,6 +52,24 @@ struct Timeline {
   std::optional<double> endedAt(SimActionKind k, int64_t i, int stage) const {
     return get(ended[(int)k], i, stage);
   }
+  /// Records a posting time unless one is known; whether it was new.
+  bool post(SimActionKind k, int64_t i, int stage, double t) {
+    double &slot = posted[(int)k][stage][i];
+    if (!std::isnan(slot))
+      return false;
+    slot = t;
+    return true;
+  }
+  static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// What a blocked stage waits for (formatted only for a deadlock report).
+struct Wait {
+  enum class Reason { Receiver, Sender, TiedUpdate, TiedSum };
+  Reason reason = Reason::Sender;
+  int stage = 0, other = 0;
+  SimActionKind kind = SimActionKind::Forward;
+  int64_t index = 0, previous = 0;
 };
 
 struct StageState {
@@ -57,8 +81,9 @@ struct StageState {
   /// Under 2bw, the update whose tied-gradient sums the stage's next
   /// backward waits for (the runtime defers the rest of it there).
   std::optional<int64_t> pendingTie;
-  /// Microbatches forwarded and not yet back-propagated, by stash slot.
-  std::map<int64_t, int64_t> liveSlots;
+  /// The microbatch forwarded into each stash slot and not yet
+  /// back-propagated (-1: free).
+  std::vector<int64_t> liveSlots;
   int64_t inFlight = 0;
 };
 
@@ -70,6 +95,19 @@ public:
     state.resize(d);
     result.peakInFlight.assign(d, 0);
     result.busyFraction.assign(d, 0);
+    int64_t indices = 1;
+    for (const std::vector<SimAction> &list : actions)
+      for (const SimAction &a : list)
+        indices = std::max(indices, a.index + 1);
+    times.init(d, indices);
+    for (int k = 0; k < 2; ++k) {
+      incoming[k].resize(d);
+      outgoing[k].resize(d);
+    }
+    for (const SimTransfer &tr : in.transfers) {
+      incoming[tr.forward].at(tr.to).push_back(&tr);
+      outgoing[tr.forward].at(tr.from).push_back(&tr);
+    }
   }
 
   SimResult run();
@@ -78,13 +116,13 @@ private:
   std::vector<std::vector<SimAction>> runtimeActions() const;
   /// Tries to simulate stage k's next action; false if it must wait (and
   /// `why` says for what).
-  bool step(int k, std::string &why);
+  bool step(int k, Wait &why);
   /// Records that stage k posted `a` (waiting for what it receives).
   void post(int k, const SimAction &a, double t);
   /// When the tied sums of update `j` started by stage k are complete (all
   /// owners posted their update j), or nullopt (and `why`) if one has not.
-  std::optional<double> tiesReady(int k, int64_t j, std::string &why);
-  std::optional<double> postTime(int k, const SimAction &a, std::string &why);
+  std::optional<double> tiesReady(int k, int64_t j, Wait &why);
+  std::optional<double> postTime(int k, const SimAction &a, Wait &why);
   double duration(int k, const SimAction &a) const;
   void trackStash(int k, const SimAction &a);
   void summarize();
@@ -93,6 +131,8 @@ private:
   std::vector<std::vector<SimAction>> actions;
   std::vector<StageState> state;
   Timeline times;
+  /// Transfers by direction (1: forward) and receiving / sending stage.
+  std::vector<std::vector<const SimTransfer *>> incoming[2], outgoing[2];
   SimResult result;
   /// Set when a blocked action is posted for the first time: the sweep
   /// made progress (its senders may now deliver).
@@ -111,6 +151,28 @@ static const char *kindName(SimActionKind k) {
     return "update";
   }
   return "?";
+}
+
+static std::string describe(const Wait &w) {
+  switch (w.reason) {
+  case Wait::Reason::Receiver:
+    return llvm::formatv("stage {0} waits at {1} {2} for stage {3} to "
+                         "receive {1} {4}",
+                         w.stage, kindName(w.kind), w.index, w.other,
+                         w.previous);
+  case Wait::Reason::Sender:
+    return llvm::formatv("stage {0} waits at {1} {2} for stage {3}'s {1} {2}",
+                         w.stage, kindName(w.kind), w.index, w.other);
+  case Wait::Reason::TiedUpdate:
+    return llvm::formatv("stage {0} waits at update {1} for stage {2}'s "
+                         "update (tied parameters)",
+                         w.stage, w.index, w.other);
+  case Wait::Reason::TiedSum:
+    return llvm::formatv("stage {0} waits before its next backward for "
+                         "stage {1}'s update {2} (tied parameters)",
+                         w.stage, w.other, w.index);
+  }
+  return "";
 }
 
 std::vector<std::vector<SimAction>>
@@ -153,7 +215,7 @@ double PipelineSimulation::duration(int k, const SimAction &a) const {
 /// When stage k can post `a`: its previous action is done and the sends of
 /// its previous action of the same kind are delivered.
 std::optional<double> PipelineSimulation::postTime(int k, const SimAction &a,
-                                                   std::string &why) {
+                                                   Wait &why) {
   StageState &st = state[k];
   double t = st.freeAt;
   if (a.kind == SimActionKind::Update)
@@ -162,14 +224,13 @@ std::optional<double> PipelineSimulation::postTime(int k, const SimAction &a,
   std::optional<int64_t> prev = fwd ? st.lastForward : st.lastBackward;
   if (!prev)
     return t;
-  for (const SimTransfer &tr : in.transfers) {
-    if (tr.from != k || tr.forward != fwd || tr.eager)
+  for (const SimTransfer *out : outgoing[fwd][k]) {
+    const SimTransfer &tr = *out;
+    if (tr.eager)
       continue;
     std::optional<double> recvPosted = times.postedAt(a.kind, *prev, tr.to);
     if (!recvPosted) {
-      why = llvm::formatv("stage {0} waits at {1} {2} for stage {3} to "
-                          "receive {1} {4}",
-                          k, kindName(a.kind), a.index, tr.to, *prev);
+      why = {Wait::Reason::Receiver, k, tr.to, a.kind, a.index, *prev};
       return std::nullopt;
     }
     double sent = *times.endedAt(a.kind, *prev, k);
@@ -178,7 +239,7 @@ std::optional<double> PipelineSimulation::postTime(int k, const SimAction &a,
   return t;
 }
 
-bool PipelineSimulation::step(int k, std::string &why) {
+bool PipelineSimulation::step(int k, Wait &why) {
   StageState &st = state[k];
   const SimAction &a = actions[k][st.pc];
   std::optional<double> posted = postTime(k, a, why);
@@ -212,9 +273,7 @@ bool PipelineSimulation::step(int k, std::string &why) {
         if (!p) {
           // Post ours so that the other owner can proceed.
           post(k, a, *posted);
-          why = llvm::formatv("stage {0} waits at update {1} for stage {2}'s "
-                              "update (tied parameters)",
-                              k, a.index, other);
+          why = {Wait::Reason::TiedUpdate, k, other, a.kind, a.index, 0};
           return false;
         }
         begin = std::max(begin, *p);
@@ -223,22 +282,20 @@ bool PipelineSimulation::step(int k, std::string &why) {
     }
   } else {
     bool fwd = a.kind == SimActionKind::Forward;
-    for (const SimTransfer &tr : in.transfers) {
-      if (tr.to != k || tr.forward != fwd)
-        continue;
+    for (const SimTransfer *t : incoming[fwd][k]) {
+      const SimTransfer &tr = *t;
       std::optional<double> sent = times.endedAt(a.kind, a.index, tr.from);
       if (!sent) {
         post(k, a, *posted);
-        why = llvm::formatv("stage {0} waits at {1} {2} for stage {3}'s {1} {2}",
-                            k, kindName(a.kind), a.index, tr.from);
+        why = {Wait::Reason::Sender, k, tr.from, a.kind, a.index, 0};
         return false;
       }
       begin = std::max(begin, std::max(*sent, *posted) + tr.seconds);
     }
   }
   double end = begin + duration(k, a);
-  times.posted[(int)a.kind][{a.index, k}] = *posted;
-  times.ended[(int)a.kind][{a.index, k}] = end;
+  times.posted[(int)a.kind][k][a.index] = *posted;
+  times.ended[(int)a.kind][k][a.index] = end;
   result.events.push_back({k, a, begin, end});
   trackStash(k, a);
   if (a.kind == SimActionKind::Backward)
@@ -253,7 +310,7 @@ bool PipelineSimulation::step(int k, std::string &why) {
 }
 
 std::optional<double> PipelineSimulation::tiesReady(int k, int64_t j,
-                                                    std::string &why) {
+                                                    Wait &why) {
   double ready = 0;
   for (const SimTie &tie : in.ties) {
     if (!llvm::is_contained(tie.stages, k))
@@ -262,9 +319,7 @@ std::optional<double> PipelineSimulation::tiesReady(int k, int64_t j,
     for (int other : tie.stages) {
       std::optional<double> p = times.postedAt(SimActionKind::Update, j, other);
       if (!p) {
-        why = llvm::formatv("stage {0} waits before its next backward for "
-                            "stage {1}'s update {2} (tied parameters)",
-                            k, other, j);
+        why = {Wait::Reason::TiedSum, k, other, SimActionKind::Update, j, 0};
         return std::nullopt;
       }
       all = std::max(all, *p);
@@ -275,21 +330,26 @@ std::optional<double> PipelineSimulation::tiesReady(int k, int64_t j,
 }
 
 void PipelineSimulation::post(int k, const SimAction &a, double t) {
-  newPost |= times.posted[(int)a.kind].insert({{a.index, k}, t}).second;
+  newPost |= times.post(a.kind, a.index, k, t);
 }
 
 void PipelineSimulation::trackStash(int k, const SimAction &a) {
   StageState &st = state[k];
   if (a.kind == SimActionKind::Forward) {
-    auto [it, inserted] = st.liveSlots.insert({a.slot, a.index});
-    if (!inserted && result.stashOverflow.empty())
+    if (a.slot >= (int64_t)st.liveSlots.size())
+      st.liveSlots.resize(a.slot + 1, -1);
+    int64_t &holder = st.liveSlots[a.slot];
+    if (holder >= 0 && result.stashOverflow.empty())
       result.stashOverflow = llvm::formatv(
           "stage {0}: forward {1} overwrites stash slot {2} of microbatch "
           "{3}, not yet back-propagated",
-          k, a.index, a.slot, it->second);
+          k, a.index, a.slot, holder);
+    if (holder < 0)
+      holder = a.index;
     result.peakInFlight[k] = std::max(result.peakInFlight[k], ++st.inFlight);
   } else if (a.kind == SimActionKind::Backward) {
-    st.liveSlots.erase(a.slot);
+    if (a.slot >= 0 && a.slot < (int64_t)st.liveSlots.size())
+      st.liveSlots[a.slot] = -1;
     --st.inFlight;
   }
 }
@@ -301,12 +361,12 @@ SimResult PipelineSimulation::run() {
     newPost = false;
     std::vector<std::string> waits;
     for (int k = 0; k < d; ++k) {
-      std::string why;
+      Wait why;
       while (state[k].pc < actions[k].size() && step(k, why))
         progress = true;
       if (state[k].pc < actions[k].size()) {
         done = false;
-        waits.push_back(why);
+        waits.push_back(describe(why));
       }
     }
     if (done)
@@ -361,27 +421,32 @@ SimResult mlir::pd::simulatePipeline(const SimInput &input) {
 
 void mlir::pd::writeChromeTrace(const SimResult &result,
                                 llvm::raw_ostream &os) {
-  llvm::json::Array events;
-  for (const SimEvent &e : result.events) {
-    std::string name = kindName(e.action.kind);
-    name += " " + std::to_string(e.action.index);
-    events.push_back(llvm::json::Object{
-        {"name", name},
-        {"cat", kindName(e.action.kind)},
-        {"ph", "X"},
-        {"pid", 0},
-        {"tid", e.stage},
-        {"ts", e.start * 1e6},
-        {"dur", (e.end - e.start) * 1e6}});
-  }
-  for (size_t k = 0; k < result.peakInFlight.size(); ++k)
-    events.push_back(llvm::json::Object{
-        {"name", "thread_name"},
-        {"ph", "M"},
-        {"pid", 0},
-        {"tid", (int64_t)k},
-        {"args", llvm::json::Object{{"name", "stage " + std::to_string(k)}}}});
-  os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
-                                   {"traceEvents", std::move(events)},
-                                   {"displayTimeUnit", "ms"}}));
+  // Streamed: a long pipeline has hundreds of thousands of events.
+  llvm::json::OStream j(os, /*IndentSize=*/0);
+  j.object([&] {
+    j.attributeArray("traceEvents", [&] {
+      for (const SimEvent &e : result.events)
+        j.object([&] {
+          j.attribute("name", std::string(kindName(e.action.kind)) + " " +
+                                  std::to_string(e.action.index));
+          j.attribute("cat", kindName(e.action.kind));
+          j.attribute("ph", "X");
+          j.attribute("pid", 0);
+          j.attribute("tid", e.stage);
+          j.attribute("ts", e.start * 1e6);
+          j.attribute("dur", (e.end - e.start) * 1e6);
+        });
+      for (size_t k = 0; k < result.peakInFlight.size(); ++k)
+        j.object([&] {
+          j.attribute("name", "thread_name");
+          j.attribute("ph", "M");
+          j.attribute("pid", 0);
+          j.attribute("tid", (int64_t)k);
+          j.attributeObject("args", [&] {
+            j.attribute("name", "stage " + std::to_string(k));
+          });
+        });
+    });
+    j.attribute("displayTimeUnit", "ms");
+  });
 }

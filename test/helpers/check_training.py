@@ -84,8 +84,9 @@ def parse_args():
     return p.parse_args()
 
 
-def run_command(cmd, timeout, what):
-    """Run cmd; return its stdout, or raise CheckFailure with its output."""
+def run_command(cmd, timeout, what, forbidden=()):
+    """Run cmd; return its stdout, or raise CheckFailure with its output (also
+    when its stderr contains one of the `forbidden` strings)."""
     print("+ " + " ".join(cmd), flush=True)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -96,6 +97,9 @@ def run_command(cmd, timeout, what):
     if proc.returncode != 0:
         raise CheckFailure(f"{what} exited with {proc.returncode}\n"
                            f"--- stdout ---\n{proc.stdout}--- stderr ---\n{proc.stderr}")
+    for text in forbidden:
+        if text in proc.stderr:
+            raise CheckFailure(f"{what} printed '{text}'\n--- stderr ---\n{proc.stderr}")
     return proc.stdout
 
 
@@ -109,7 +113,9 @@ def compile_plan(args, plan_dir, replicas, microbatches, recompute="none"):
            "--beta1", repr(args.beta1), "--beta2", repr(args.beta2),
            "--eps", repr(args.eps), "--weight-decay", repr(args.weight_decay)]
     cmd += [f"--dim={d}" for d in args.dim]
-    run_command(cmd, args.timeout, "pdc")
+    # The planner's stage model must equal the compiled plan on every model.
+    run_command(cmd, args.timeout, "pdc",
+                forbidden=["memory and time model differs"])
     with open(os.path.join(plan_dir, "plan.json")) as f:
         plan = json.load(f)
     expected = {"stages": args.stages, "replicas": replicas,

@@ -239,13 +239,20 @@ static LogicalResult checkOptions() {
   return success();
 }
 
-/// Resolves the device count from --devices, --nodes and --devices-per-node.
+/// Resolves the device count from --devices, --nodes and --devices-per-node:
+/// --nodes x --devices-per-node when --nodes is given (and --devices, if
+/// also given, must agree); otherwise --devices, or one node's devices.
 static LogicalResult resolveDevices(int64_t &count) {
   count = devices;
   if (nodes == 0 && devicesPerNode == 0)
     return success();
   int64_t perNode = devicesPerNode ? devicesPerNode.getValue() : 1;
-  int64_t total = (nodes ? nodes.getValue() : 1) * perNode;
+  if (nodes == 0) {
+    if (count == 0)
+      count = perNode;
+    return success();
+  }
+  int64_t total = nodes.getValue() * perNode;
   if (count != 0 && count != total)
     return optionError(
         "--devices " + llvm::Twine(count) +
@@ -275,6 +282,7 @@ static LogicalResult buildOptions(pd::CompilerOptions &opts) {
   opts.emit = emit;
   opts.planOnly = planOnly;
   opts.deviceSpec = deviceSpec;
+  opts.devicesPerNode = devicesPerNode;
   opts.stages = stages;
   opts.replicas = replicas;
   opts.microbatch = microbatch;
@@ -343,7 +351,8 @@ static void printDiagnostic(Diagnostic &diag) {
 
 /// Imports the model and runs the compiler (firtool's executeFirtool).
 static LogicalResult executePdc(MLIRContext &context,
-                                const pd::CompilerOptions &opts) {
+                                const pd::CompilerOptions &opts,
+                                TimingScope &timing) {
   pd::ImportOptions importOpts;
   importOpts.batchSize = opts.microbatch;
   importOpts.lossOutput = lossName;
@@ -353,7 +362,9 @@ static LogicalResult executePdc(MLIRContext &context,
                    << spec << "'\n";
       return failure();
     }
+  TimingScope importTiming = timing.nest("import");
   auto module = pd::importONNXFile(inputFilename, context, importOpts);
+  importTiming.stop();
   if (failed(module))
     return failure();
   if (opts.emit == pd::EmitKind::MLIRImport) {
@@ -366,7 +377,8 @@ static LogicalResult executePdc(MLIRContext &context,
     again.batchSize = b;
     return pd::importONNXFile(inputFilename, context, again);
   };
-  return pd::runCompiler(**module, opts, llvm::outs(), reimport);
+  return pd::runCompiler(**module, opts, llvm::outs(), reimport,
+                         timing.nest("compile"));
 }
 
 /// The MLIR flags that apply to pdc's pass pipeline, listed by --help.
@@ -415,5 +427,10 @@ int main(int argc, char **argv) {
     printDiagnostic(diag);
     return success();
   });
-  return failed(executePdc(context, opts)) ? 1 : 0;
+  // One timing tree for the whole run (--mlir-timing): import, each phase,
+  // the plan search, code generation, and the passes inside the phases.
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope root = timing.getRootScope();
+  return failed(executePdc(context, opts, root)) ? 1 : 0;
 }

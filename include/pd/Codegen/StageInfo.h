@@ -11,22 +11,12 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
+#include "pd/Support/ArenaRules.h"
 
 #include <string>
 #include <vector>
 
 namespace mlir::pd {
-
-/// Byte sizes of a stage's arena regions (docs/stage-manifest.md).
-struct StageRegions {
-  int64_t weights = 0, weightVersions = 1, grads = 0, optimizer = 0, state = 0,
-          stashSlot = 0, stashSlots = 1, workspace = 0, comm = 0;
-  /// The whole arena: what the runtime allocates for this stage.
-  int64_t total() const {
-    return weights * weightVersions + grads + optimizer + state +
-           stashSlot * stashSlots + workspace + comm;
-  }
-};
 
 struct StageParam {
   std::string name; ///< ONNX initializer name.

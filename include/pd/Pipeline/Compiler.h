@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LogicalResult.h"
+#include "mlir/Support/Timing.h"
 #include "pd/Support/CompilerOptions.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -24,15 +25,16 @@ namespace mlir::pd {
 using ModelImporter =
     std::function<FailureOr<OwningOpRef<ModuleOp>>(int64_t microbatch)>;
 
-/// Runs every phase after import on `module` as `options` say, in one pass
-/// manager (configured by the MLIR pass-manager flags pdc accepts, e.g.
-/// --mlir-print-ir-after-all): prints the output of `options.emit` to `out`,
-/// or writes the plan directory. Reports errors as diagnostics on the
-/// module's context and returns failure; never leaves a half-written plan
-/// directory.
+/// Runs every phase after import on `module` as `options` say (the pass
+/// managers configured by the MLIR pass-manager flags pdc accepts, e.g.
+/// --mlir-print-ir-after-all; each phase timed under `timing`): prints the
+/// output of `options.emit` to `out`, or writes the plan directory. Reports
+/// errors as diagnostics on the module's context and returns failure; never
+/// leaves a half-written plan directory.
 LogicalResult runCompiler(ModuleOp module, const CompilerOptions &options,
                           llvm::raw_ostream &out,
-                          const ModelImporter &reimport = {});
+                          const ModelImporter &reimport = {},
+                          TimingScope timing = {});
 
 } // namespace mlir::pd
 

@@ -47,6 +47,9 @@ struct DeviceSpec {
 /// cost (PD_CostOpInterface).
 double opSeconds(mlir::Operation *op, const DeviceSpec &spec);
 
+/// The roofline of an op of `flops` FLOPs moving `bytes` bytes on `spec`.
+double rooflineSeconds(double flops, double bytes, const DeviceSpec &spec);
+
 /// The built-in spec `name`, or the JSON file at `name`.
 llvm::Expected<DeviceSpec> loadDeviceSpec(llvm::StringRef name);
 

@@ -8,7 +8,6 @@
 #ifndef PD_PLANNER_PARTITION_H
 #define PD_PLANNER_PARTITION_H
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "pd/Planner/DeviceSpec.h"
 
 #include <vector>
@@ -16,7 +15,7 @@
 namespace mlir::pd {
 
 /// The cost the split balances, one entry per compute op (a forward op
-/// with operands) in program order.
+/// with operands) in program order (ProgramGraph builds it).
 struct OpChain {
   std::vector<int64_t> opIds;
   /// Roofline seconds of the op and of its gradient ops.
@@ -25,9 +24,6 @@ struct OpChain {
   /// entry n are 0): sent forward, their gradients sent back.
   std::vector<int64_t> crossingBytes;
 };
-
-/// The compute ops of `fn` (after pd-autodiff) with their costs on `spec`.
-OpChain buildOpChain(func::FuncOp fn, const DeviceSpec &spec);
 
 /// The split of `chain` into `stages` contiguous non-empty stages that
 /// minimises the slowest stage's time: its ops, plus sending and receiving

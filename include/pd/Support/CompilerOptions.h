@@ -63,6 +63,8 @@ struct CompilerOptions {
   int64_t devices = 0;
   int64_t deviceMemory = 0; ///< Bytes; 0 = unlimited.
   std::string deviceSpec = "cpu";
+  /// Devices per machine (--devices-per-node); 0: the device spec's.
+  int64_t devicesPerNode = 0;
 
   // Manual overrides of the planner (0 = let the planner choose).
   int64_t stages = 0;

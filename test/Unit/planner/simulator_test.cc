@@ -145,8 +145,8 @@ TEST(Simulator, ChromeTrace) {
   std::string text;
   llvm::raw_string_ostream os(text);
   writeChromeTrace(r, os);
-  EXPECT_NE(text.find("\"name\": \"forward 1\""), std::string::npos);
-  EXPECT_NE(text.find("\"name\": \"stage 1\""), std::string::npos);
+  EXPECT_NE(text.find("\"name\":\"forward 1\""), std::string::npos);
+  EXPECT_NE(text.find("\"name\":\"stage 1\""), std::string::npos);
   EXPECT_EQ(r.events.size(), 10u);
 }
 
