@@ -116,7 +116,7 @@ def attention(g, x, prefix, hidden, heads, mask, split):
     return linear(g, y, f"{prefix}.proj", hidden, hidden)
 
 
-def build(layers, hidden, heads, seq, vocab, batch):
+def build(layers, hidden, heads, seq, vocab, batch, tied=True):
     g = Graph()
     wte = g.param("wte.weight", [vocab, hidden])
     wpe = g.param("wpe.weight", [seq, hidden])
@@ -133,7 +133,9 @@ def build(layers, hidden, heads, seq, vocab, batch):
                    f"{p}.out", 4 * hidden, hidden)
         x = g.node("Add", [x, h])
     x = layer_norm(g, x, "ln_f", hidden)
-    logits = g.node("MatMul", [x, g.node("Transpose", [wte], perm=[1, 0])])
+    head = (g.node("Transpose", [wte], perm=[1, 0]) if tied
+            else g.param("lm_head.weight", [hidden, vocab]))
+    logits = g.node("MatMul", [x, head])
     logits = g.node("Reshape", [logits, g.const(np.array([-1, vocab], dtype=np.int64))])
     targets = g.node("Reshape", ["targets", g.const(np.array([-1], dtype=np.int64))])
     loss = g.node("SoftmaxCrossEntropyLoss", [logits, targets], reduction="mean")
@@ -150,9 +152,9 @@ def build(layers, hidden, heads, seq, vocab, batch):
     return model, params
 
 
-def write(path, layers, hidden, heads, seq=512, vocab=50257, batch=8):
+def write(path, layers, hidden, heads, seq=512, vocab=50257, batch=8, tied=True):
     """Writes the model to `path`; returns its parameter count."""
-    model, params = build(layers, hidden, heads, seq, vocab, batch)
+    model, params = build(layers, hidden, heads, seq, vocab, batch, tied)
     with open(path, "wb") as f:
         f.write(model.SerializeToString())
     return params
@@ -169,11 +171,14 @@ def main():
     p.add_argument("--seq", type=int, default=512)
     p.add_argument("--vocab", type=int, default=50257)
     p.add_argument("--batch", type=int, default=8, help="the exported microbatch")
+    p.add_argument("--untied", action="store_true",
+                   help="an LM head of its own instead of the token embedding")
     p.add_argument("--out", default="gpt.onnx")
     a = p.parse_args()
     if a.model:
         a.layers, a.hidden, a.heads = PAPER_MODELS[a.model]
-    params = write(a.out, a.layers, a.hidden, a.heads, a.seq, a.vocab, a.batch)
+    params = write(a.out, a.layers, a.hidden, a.heads, a.seq, a.vocab, a.batch,
+                   not a.untied)
     print(f"{a.out}: {a.layers} layers, hidden {a.hidden}, {a.heads} heads, "
           f"seq {a.seq}, vocab {a.vocab}, batch {a.batch}: "
           f"{params / 1e9:.2f}B parameters (data absent)")

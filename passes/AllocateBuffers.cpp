@@ -36,6 +36,7 @@ struct AllocateBuffersPass
 struct Regions {
   int64_t weights = 0, grads = 0, optimizer = 0, state = 0, stash = 0,
           workspace = 0, comm = 0;
+  int64_t tied = 0; ///< Aligned bytes of the stage's tied parameters.
 };
 
 } // namespace
@@ -197,8 +198,9 @@ void AllocateBuffersPass::runOnOperation() {
   PDDialect::OptimizerAttrHelper(ctx).setAttr(
       module, OptimizerAttr::get(ctx, optimizer));
   int64_t d = stagesAttr.getInt(), m = microbatches ? microbatches : d;
-  Builder b(module.getContext());
   SymbolTable symbols(module);
+  std::vector<Regions> stageRegions(d);
+  std::vector<func::FuncOp> forwards(d);
   for (int64_t s = 0; s < d; ++s) {
     func::FuncOp fwd = lookupStageFunction(module, s, Phase::Forward);
     func::FuncOp bwd = lookupStageFunction(module, s, Phase::Backward);
@@ -206,7 +208,8 @@ void AllocateBuffersPass::runOnOperation() {
       module.emitError("pd-allocate-buffers: missing functions of stage ") << s;
       return signalPassFailure();
     }
-    Regions regions;
+    Regions &regions = stageRegions[s];
+    forwards[s] = fwd;
     allocateParams(module, symbols, s, fwd, bwd, optimizerStates, regions);
     allocateState(module, symbols, fwd, regions);
     allocateStash(fwd, bwd, regions);
@@ -214,20 +217,34 @@ void AllocateBuffersPass::runOnOperation() {
     allocateComm(bwd, regions);
     regions.workspace =
         std::max(allocateWorkspace(fwd), allocateWorkspace(bwd));
-    int64_t versions = weightVersions(schedule);
-    int64_t slots = stashSlots(schedule, d, s, m);
-    auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
-    fwd->setAttr(PDDialect::RegionsAttrHelper::getNameStr(),
-                 b.getDictionaryAttr({
-                     b.getNamedAttr("weights", i64(regions.weights)),
-                     b.getNamedAttr("weight_versions", i64(versions)),
-                     b.getNamedAttr("grads", i64(regions.grads)),
-                     b.getNamedAttr("optimizer", i64(regions.optimizer)),
-                     b.getNamedAttr("state", i64(regions.state)),
-                     b.getNamedAttr("stash_slot", i64(regions.stash)),
-                     b.getNamedAttr("stash_slots", i64(slots)),
-                     b.getNamedAttr("workspace", i64(regions.workspace)),
-                     b.getNamedAttr("comm", i64(regions.comm)),
-                 }));
+  }
+  // Tied parameters (owned by several stages) are known once every stage
+  // has its parameters.
+  PDDialect::OwnersAttrHelper owners(ctx);
+  module.walk([&](ParamOp param) {
+    DenseI64ArrayAttr attr = owners.getAttr(param);
+    if (attr && attr.size() > 1)
+      for (int64_t s : attr.asArrayRef())
+        stageRegions[s].tied += alignArena(getTensorBytes(param.getType()));
+  });
+  Builder b(ctx);
+  auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+  for (int64_t s = 0; s < d; ++s) {
+    const Regions &regions = stageRegions[s];
+    forwards[s]->setAttr(
+        PDDialect::RegionsAttrHelper::getNameStr(),
+        b.getDictionaryAttr({
+            b.getNamedAttr("weights", i64(regions.weights)),
+            b.getNamedAttr("weight_versions", i64(weightVersions(schedule))),
+            b.getNamedAttr("grads", i64(regions.grads)),
+            b.getNamedAttr("optimizer", i64(regions.optimizer)),
+            b.getNamedAttr("state", i64(regions.state)),
+            b.getNamedAttr("stash_slot", i64(regions.stash)),
+            b.getNamedAttr("stash_slots", i64(stashSlots(schedule, d, s, m))),
+            b.getNamedAttr("workspace", i64(regions.workspace)),
+            b.getNamedAttr("comm", i64(regions.comm)),
+            b.getNamedAttr("tie_grads",
+                           i64(tiedGradsBytes(schedule, regions.tied))),
+        }));
   }
 }

@@ -37,7 +37,8 @@ static json::Object regionsJson(const StageRegions &r) {
                       {"stash_slot", r.stashSlot},
                       {"stash_slots", r.stashSlots},
                       {"workspace", r.workspace},
-                      {"comm", r.comm}};
+                      {"comm", r.comm},
+                      {"tie_grads", r.tieGrads}};
 }
 
 std::string mlir::pd::buildStageManifest(const StageInfo &info,
@@ -126,7 +127,8 @@ json::Value mlir::pd::buildPlanJson(ArrayRef<StageInfo> stages,
         {"state", r.state},
         {"stash", r.stashSlot * r.stashSlots},
         {"workspace", r.workspace},
-        {"comm", r.comm}});
+        {"comm", r.comm},
+        {"tie_grads", r.tieGrads}});
     recompute.push_back(s.recompute ? "full" : "none");
     json::Array names;
     for (const StageParam &p : s.params)

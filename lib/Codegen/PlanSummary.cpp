@@ -45,7 +45,10 @@ void mlir::pd::printPlanSummary(ArrayRef<StageInfo> stages,
        << formatBytes(r.grads) << ", optimizer " << formatBytes(r.optimizer)
        << ", stash " << formatBytes(r.stashSlot * r.stashSlots)
        << ", workspace " << formatBytes(r.workspace) << ", comm "
-       << formatBytes(r.comm) << ")\n";
+       << formatBytes(r.comm);
+    if (r.tieGrads)
+      os << ", tied gradients " << formatBytes(r.tieGrads);
+    os << ")\n";
   }
   os << "  predicted: " << llvm::format("%.3g", p.result.stepSeconds * 1e3)
      << " ms/step, " << llvm::format("%.0f", p.samplesPerSecond)

@@ -30,6 +30,7 @@ static FailureOr<StageRegions> readRegions(func::FuncOp fwd) {
   r.stashSlots = get("stash_slots");
   r.workspace = get("workspace");
   r.comm = get("comm");
+  r.tieGrads = get("tie_grads");
   return r;
 }
 

@@ -48,6 +48,7 @@ static StageRegions readRegions(func::FuncOp fwd) {
   r.stashSlots = regionBytes(dict, "stash_slots");
   r.workspace = regionBytes(dict, "workspace");
   r.comm = regionBytes(dict, "comm");
+  r.tieGrads = regionBytes(dict, "tie_grads");
   return r;
 }
 

@@ -78,8 +78,9 @@ struct StageState {
   /// Index of the last forward and backward, whose sends the next one of
   /// the same kind waits for.
   std::optional<int64_t> lastForward, lastBackward;
-  /// Under 2bw, the update whose tied-gradient sums the stage's next
-  /// backward waits for (the runtime defers the rest of it there).
+  /// Under 2bw, the update whose tied-gradient sums (and the tied
+  /// parameters' step) the stage completes before the first forward reading
+  /// its weights (batch j+2's) or its next update.
   std::optional<int64_t> pendingTie;
   /// The microbatch forwarded into each stash slot and not yet
   /// back-propagated (-1: free).
@@ -247,7 +248,12 @@ bool PipelineSimulation::step(int k, Wait &why) {
     return false;
   double begin = *posted;
   bool twoBW = in.schedule == SimSchedule::TwoBW;
-  if (a.kind == SimActionKind::Backward && st.pendingTie) {
+  bool readsPending =
+      st.pendingTie &&
+      ((a.kind == SimActionKind::Forward &&
+        a.index / in.microbatches >= *st.pendingTie + 2) ||
+       a.kind == SimActionKind::Update);
+  if (readsPending) {
     std::optional<double> ready = tiesReady(k, *st.pendingTie, why);
     if (!ready) {
       post(k, a, *posted);
@@ -255,12 +261,13 @@ bool PipelineSimulation::step(int k, Wait &why) {
     }
     begin = std::max(begin, *ready);
   }
+  std::optional<int64_t> startsTie;
   if (a.kind == SimActionKind::Update && twoBW) {
     // The tied sums are only started here.
     if (llvm::any_of(in.ties, [&](const SimTie &t) {
           return llvm::is_contained(t.stages, k);
         }))
-      st.pendingTie = a.index;
+      startsTie = a.index;
   } else if (a.kind == SimActionKind::Update) {
     // Tied copies sum their gradients: every owner's update starts together.
     for (const SimTie &tie : in.ties) {
@@ -298,8 +305,10 @@ bool PipelineSimulation::step(int k, Wait &why) {
   times.ended[(int)a.kind][k][a.index] = end;
   result.events.push_back({k, a, begin, end});
   trackStash(k, a);
-  if (a.kind == SimActionKind::Backward)
+  if (readsPending)
     st.pendingTie.reset();
+  if (startsTie)
+    st.pendingTie = startsTie;
   if (a.kind == SimActionKind::Forward)
     st.lastForward = a.index;
   else if (a.kind == SimActionKind::Backward)

@@ -551,9 +551,13 @@ llvm::Expected<PipelineSummary> Modeler::run() {
   for (int64_t s = 0; s < numStages; ++s)
     if (llvm::Error e = modelStage(s, summary.stages[s], owners))
       return std::move(e);
-  for (size_t p = 0; p < owners.size(); ++p)
-    if (owners[p].size() > 1)
-      summary.tiedBytes[owners[p]] += g.paramBytes[p];
+  for (size_t p = 0; p < owners.size(); ++p) {
+    if (owners[p].size() <= 1)
+      continue;
+    summary.tiedBytes[owners[p]] += g.paramBytes[p];
+    for (int64_t s : owners[p])
+      summary.stages[s].alignedTiedBytes += alignArena(g.paramBytes[p]);
+  }
   return summary;
 }
 
@@ -568,6 +572,8 @@ void PipelineSummary::applySchedule(Schedule schedule, int64_t microbatches) {
   for (int64_t s = 0; s < d; ++s) {
     stages[s].regions.weightVersions = weightVersions(schedule);
     stages[s].regions.stashSlots = stashSlots(schedule, d, s, microbatches);
+    stages[s].regions.tieGrads =
+        tiedGradsBytes(schedule, stages[s].alignedTiedBytes);
   }
 }
 
@@ -604,7 +610,8 @@ mlir::pd::describeDifference(const PipelineSummary &a,
                   {"stash slot", r.stashSlot, q.stashSlot},
                   {"stash slots", r.stashSlots, q.stashSlots},
                   {"workspace", r.workspace, q.workspace},
-                  {"comm", r.comm, q.comm}};
+                  {"comm", r.comm, q.comm},
+                  {"tied gradients", r.tieGrads, q.tieGrads}};
     for (const Field &f : fields)
       if (f.a != f.b)
         return llvm::formatv("stage {0} {1}: {2} vs {3}", s, f.name, f.a, f.b)

@@ -68,12 +68,15 @@ private:
   }
   char *workspace() { return arena_.get() + m_.regions.workspaceOffset(); }
   char *comm() { return arena_.get() + m_.regions.commOffset(); }
+  char *tieGrads() { return arena_.get() + m_.regions.tieGradsOffset(); }
   bool isLogger() const { return m_.stage == m_.stages - 1 && replica_ == 0; }
 
   Status allocate();
   Status callStage(const Action &a);
-  Status beginUpdate(const Action &a);
-  Status finishUpdate();
+  Status update(const Action &a);
+  Status startTiedSums();
+  Status finishTiedUpdate();
+  void step(const ParamInfo &p, const Action &a, const char *grad);
   Status createTies();
   Status checkTies();
   Status dumpGradients();
@@ -91,9 +94,9 @@ private:
   /// Tied parameters of this stage and the communicator of their owners
   /// (same replica), in name order on every owner.
   std::vector<std::pair<const ParamInfo *, MPI_Comm>> ties_;
-  /// An update whose tied-gradient sums are in flight (2bw defers it to the
-  /// stage's next backward) and those sums' requests.
-  std::optional<Action> pendingUpdate_;
+  /// Under 2bw, the update whose tied parameters wait for their gradient
+  /// sums (in the tie_grads region) and those sums' requests.
+  std::optional<Action> pendingTies_;
   std::vector<MPI_Request> tieRequests_;
   std::chrono::steady_clock::time_point lastLog_;
   int64_t lastLoggedStep_ = 0;
@@ -116,11 +119,12 @@ Status Executor::allocate() {
   if (opts_.printMemory && replica_ == 0) {
     std::printf("memory stage=%d arena=%lld weights=%lld versions=%lld "
                 "grads=%lld optimizer=%lld state=%lld stash_slot=%lld "
-                "stash_slots=%lld workspace=%lld comm=%lld\n", m_.stage,
+                "stash_slots=%lld workspace=%lld comm=%lld tie_grads=%lld\n", m_.stage,
                 (long long)total, (long long)r.weights,
                 (long long)r.weightVersions, (long long)r.grads,
                 (long long)r.optimizer, (long long)r.state, (long long)r.stashSlot,
-                (long long)r.stashSlots, (long long)r.workspace, (long long)r.comm);
+                (long long)r.stashSlots, (long long)r.workspace, (long long)r.comm,
+                (long long)r.tieGrads);
     std::fflush(stdout);
   }
   return Status::ok();
@@ -183,40 +187,84 @@ Status Executor::callStage(const Action &a) {
   return Status::ok();
 }
 
-/// Sums the gradients over the replicas and starts summing tied copies'
-/// gradients over their owners (embedding and LM head get identical updates
-/// and stay identical). Under 2bw the rest waits for the stage's next
-/// backward: the update writes the weight version no microbatch in flight
-/// reads, and only the next backward needs the gradients cleared. Not
-/// waiting here for the other owners lets this stage keep receiving the
-/// forwards a stage between them may be blocked sending (a stage-skipping
-/// activation would otherwise deadlock the owners).
-Status Executor::beginUpdate(const Action &a) {
-  PDRT_RETURN_IF_ERROR(finishUpdate());
-  float *g = reinterpret_cast<float *>(grads());
-  PDRT_RETURN_IF_ERROR(allreduceSum(ctx_.replicaComm, g, m_.regions.grads / 4));
-  for (auto &[p, comm] : ties_)
+/// One parameter's optimizer step of update `a` with gradient `grad`.
+void Executor::step(const ParamInfo &p, const Action &a, const char *grad) {
+  float *s1 = reinterpret_cast<float *>(optState() + p.optimizerOffset);
+  optimizerStep(optimizer_,
+                reinterpret_cast<const float *>(weights(a.version) + p.offset),
+                reinterpret_cast<float *>(weights(a.writeVersion) + p.offset),
+                reinterpret_cast<const float *>(grad), s1, s1 + p.numel,
+                p.numel, a.index + 1);
+}
+
+/// Copies the tied parameters' gradients to the tie_grads region and starts
+/// summing them over their owners (embedding and LM head get identical
+/// updates and stay identical).
+Status Executor::startTiedSums() {
+  int64_t offset = 0;
+  for (auto &[p, comm] : ties_) {
+    int64_t bytes = p->numel * 4;
+    std::memcpy(tieGrads() + offset, grads() + p->gradOffset, (size_t)bytes);
     PDRT_RETURN_IF_ERROR(startAllreduceSum(
-        comm, reinterpret_cast<float *>(grads() + p->gradOffset), p->numel,
+        comm, reinterpret_cast<float *>(tieGrads() + offset), p->numel,
         tieRequests_));
-  pendingUpdate_ = a;
-  if (m_.schedule != ScheduleKind::TwoBW)
-    return finishUpdate();
+    offset += (bytes + 63) / 64 * 64;
+  }
   return Status::ok();
 }
 
-/// Completes the pending update: the tied sums, the optimizer step into
-/// its weight version, clearing the gradients, the loss log.
-Status Executor::finishUpdate() {
-  if (!pendingUpdate_)
+/// The tied parameters' part of the pending 2bw update, once their sums
+/// are complete.
+Status Executor::finishTiedUpdate() {
+  if (!pendingTies_)
     return Status::ok();
-  Action a = *pendingUpdate_;
-  pendingUpdate_.reset();
+  Action a = *pendingTies_;
+  pendingTies_.reset();
   PDRT_RETURN_IF_ERROR(waitAll(tieRequests_));
+  int64_t offset = 0;
+  for (auto &[p, comm] : ties_) {
+    step(*p, a, tieGrads() + offset);
+    offset += (p->numel * 4 + 63) / 64 * 64;
+  }
+  return Status::ok();
+}
+
+/// Sums the gradients over the replicas and turns W(j) and them into
+/// W(j+1). Under flush and GPipe the tied parameters' gradients are summed
+/// over their owner stages first. Under 2bw their sum only starts here, on
+/// a copy, and their step waits until W(j+1) is first read (the first
+/// forward of batch j+2, DESIGN.md section 4): the owners need not meet at
+/// the update, which would stall the pipeline like a flush (the first and
+/// the last stage reach update j d-1 microbatches apart) or deadlock it (a
+/// stage between them blocked sending to one that waits).
+Status Executor::update(const Action &a) {
+  PDRT_RETURN_IF_ERROR(finishTiedUpdate());
+  float *g = reinterpret_cast<float *>(grads());
+  PDRT_RETURN_IF_ERROR(allreduceSum(ctx_.replicaComm, g, m_.regions.grads / 4));
+  bool defer = m_.schedule == ScheduleKind::TwoBW && !ties_.empty();
+  if (defer) {
+    PDRT_RETURN_IF_ERROR(startTiedSums());
+    pendingTies_ = a;
+    // Gradients dumped for inspection include the summed tied ones.
+    if (a.index == 0 && replica_ == 0 && !opts_.dumpGrads.empty()) {
+      PDRT_RETURN_IF_ERROR(waitAll(tieRequests_));
+      int64_t offset = 0;
+      for (auto &[p, comm] : ties_) {
+        std::memcpy(grads() + p->gradOffset, tieGrads() + offset,
+                    (size_t)p->numel * 4);
+        offset += (p->numel * 4 + 63) / 64 * 64;
+      }
+    }
+  } else {
+    for (auto &[p, comm] : ties_)
+      PDRT_RETURN_IF_ERROR(allreduceSum(
+          comm, reinterpret_cast<float *>(grads() + p->gradOffset), p->numel));
+  }
   if (a.index == 0 && replica_ == 0 && !opts_.dumpGrads.empty())
     PDRT_RETURN_IF_ERROR(dumpGradients());
-  applyOptimizer(m_, optimizer_, weights(a.version), weights(a.writeVersion),
-                 grads(), optState(), a.index + 1);
+  for (const ParamInfo &p : m_.params)
+    if (!defer || p.owners.size() <= 1)
+      step(p, a, grads() + p.gradOffset);
   std::memset(grads(), 0, (size_t)m_.regions.grads);
   newestVersion_ = a.writeVersion;
   if (m_.stage == m_.stages - 1)
@@ -268,14 +316,16 @@ Status Executor::run() {
   lastLog_ = std::chrono::steady_clock::now();
   for (const Action &a : actions) {
     if (a.kind == ActionKind::Update) {
-      PDRT_RETURN_IF_ERROR(beginUpdate(a));
+      PDRT_RETURN_IF_ERROR(update(a));
       continue;
     }
-    if (a.kind == ActionKind::Backward)
-      PDRT_RETURN_IF_ERROR(finishUpdate());
+    // The first forward reading the pending update's weights.
+    if (pendingTies_ && a.kind == ActionKind::Forward &&
+        a.version == pendingTies_->writeVersion)
+      PDRT_RETURN_IF_ERROR(finishTiedUpdate());
     PDRT_RETURN_IF_ERROR(callStage(a));
   }
-  PDRT_RETURN_IF_ERROR(finishUpdate());
+  PDRT_RETURN_IF_ERROR(finishTiedUpdate());
   PDRT_RETURN_IF_ERROR(waitAll(ctx_.forwardSends));
   return waitAll(ctx_.backwardSends);
 }

@@ -121,9 +121,11 @@ Status parseRegions(const json &j, Regions *r) {
   PDRT_RETURN_IF_ERROR(get(j, "stash_slots", w, &r->stashSlots));
   PDRT_RETURN_IF_ERROR(get(j, "workspace", w, &r->workspace));
   PDRT_RETURN_IF_ERROR(get(j, "comm", w, &r->comm));
+  PDRT_RETURN_IF_ERROR(getOpt(j, "tie_grads", w, &r->tieGrads));
   const std::pair<const char *, int64_t> sizes[] = {
       {"weights", r->weights}, {"grads", r->grads}, {"optimizer", r->optimizer},
-      {"state", r->state}, {"stash_slot", r->stashSlot}, {"workspace", r->workspace}, {"comm", r->comm}};
+      {"state", r->state}, {"stash_slot", r->stashSlot}, {"workspace", r->workspace},
+      {"comm", r->comm}, {"tie_grads", r->tieGrads}};
   for (const auto &s : sizes)
     if (s.second < 0 || s.second % 64 != 0)
       return Status::error(format("manifest: regions.%s = %lld is not a "

@@ -69,13 +69,17 @@ struct ChannelInfo {
 struct Regions {
   int64_t weights = 0, weightVersions = 1, grads = 0, optimizer = 0, state = 0;
   int64_t stashSlot = 0, stashSlots = 1, workspace = 0, comm = 0;
+  /// Under 2bw, a copy of the tied parameters' gradients while their sum
+  /// over the owner stages is in flight.
+  int64_t tieGrads = 0;
   int64_t gradsOffset() const { return weights * weightVersions; }
   int64_t optimizerOffset() const { return gradsOffset() + grads; }
   int64_t stateOffset() const { return optimizerOffset() + optimizer; }
   int64_t stashOffset() const { return stateOffset() + state; }
   int64_t workspaceOffset() const { return stashOffset() + stashSlot * stashSlots; }
   int64_t commOffset() const { return workspaceOffset() + workspace; }
-  int64_t total() const { return commOffset() + comm; }
+  int64_t tieGradsOffset() const { return commOffset() + comm; }
+  int64_t total() const { return tieGradsOffset() + tieGrads; }
 };
 
 struct Manifest {

@@ -93,7 +93,7 @@ func.func @stage1_backward(%z: tensor<4x10xf32>, %y: tensor<4xi64>, %r: tensor<4
 // The state region is not versioned and has no gradient or optimizer part:
 // 2BW keeps two weight versions (640 x 2) but one copy of the statistics,
 // whose 128 bytes count once in the total (1280 + 640 + 1280 + 640 + 128).
-// CHECK-NEXT: stage = 0, weights = 640 x 2, grads = 640, optimizer = 0, stash = 640 x 2, workspace = 640, comm = 0, total = 3968
+// CHECK-NEXT: stage = 0, weights = 640 x 2, grads = 640, optimizer = 0, stash = 640 x 2, workspace = 640, comm = 0, tie_grads = 0, total = 3968
 // CHECK-NEXT: stage = 0, param = bn.bias, weight = 576, grad = 576, optimizer = 0, owners = 0
 // CHECK-NEXT: stage = 0, param = bn.weight, weight = 512, grad = 512, optimizer = 0, owners = 0
 // CHECK-NEXT: stage = 0, param = fc1.weight, weight = 0, grad = 0, optimizer = 0, owners = 0
@@ -101,7 +101,7 @@ func.func @stage1_backward(%z: tensor<4x10xf32>, %y: tensor<4xi64>, %r: tensor<4
 // batch_norm; stage 1 has none.
 // CHECK-NEXT: stage = 0, state = bn.running_mean, offset = 0, region bytes = 128
 // CHECK-NEXT: stage = 0, state = bn.running_var, offset = 64, region bytes = 128
-// CHECK-NEXT: stage = 1, weights = 640 x 2, grads = 640, optimizer = 0, stash = 512 x 1, workspace = 256, comm = 256, total = 2944
+// CHECK-NEXT: stage = 1, weights = 640 x 2, grads = 640, optimizer = 0, stash = 512 x 1, workspace = 256, comm = 256, tie_grads = 0, total = 2944
 // CHECK-NEXT: stage = 1, param = fc2.weight, weight = 0, grad = 0, optimizer = 0, owners = 1
 // CHECK-NOT:  state = bn
 

@@ -86,11 +86,12 @@ func.func @stage1_backward(%z: tensor<4x8xf32>, %y: tensor<4xi64>, %r2: tensor<4
 // CHECK-NEXT: stage = 1, func = backward, value = pd.matmul, region = grads, offset = 0, size = 512
 // CHECK-NEXT: stage = 1, func = backward, value = pd.relu_grad, region = comm, offset = 0, size = 256
 // The copy counts in both stages' weights (x 2 versions), grads and Adam
-// state (2 x 512 bytes).
-// CHECK-NEXT: stage = 0, weights = 1536 x 2, grads = 1536, optimizer = 3072, stash = 384 x 2, workspace = 512, comm = 256, total = 9216
+// state (2 x 512 bytes), and under 2bw in the staging copy of its gradient
+// that the owners sum while the next batch runs (tie_grads).
+// CHECK-NEXT: stage = 0, weights = 1536 x 2, grads = 1536, optimizer = 3072, stash = 384 x 2, workspace = 512, comm = 256, tie_grads = 512, total = 9728
 // CHECK-NEXT: stage = 0, param = v, weight = 512, grad = 512, optimizer = 1024, owners = 0
 // CHECK-NEXT: stage = 0, param = w, weight = 0, grad = 0, optimizer = 0, owners = 0 1
-// CHECK-NEXT: stage = 1, weights = 512 x 2, grads = 512, optimizer = 1024, stash = 448 x 1, workspace = 448, comm = 256, total = 3712
+// CHECK-NEXT: stage = 1, weights = 512 x 2, grads = 512, optimizer = 1024, stash = 448 x 1, workspace = 448, comm = 256, tie_grads = 512, total = 4224
 // CHECK-NEXT: stage = 1, param = w, weight = 0, grad = 0, optimizer = 0, owners = 0 1
 
 // IR:      pd.param @w {onnx_name = "w", pd.owners = array<i64: 0, 1>}

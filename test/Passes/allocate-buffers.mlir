@@ -85,17 +85,17 @@ func.func @stage1_backward(%z: tensor<4x10xf32>, %y: tensor<4xi64>, %r: tensor<4
 // CHECK-NEXT: stage = 1, func = backward, value = pd.matmul, region = grads, offset = 0, size = 640
 // 2BW: two weight versions; Adam: two states per parameter; stage k of d
 // keeps d - k microbatches in flight.
-// CHECK-NEXT: stage = 0, weights = 576 x 2, grads = 576, optimizer = 1152, stash = 384 x 2, workspace = 512, comm = 0, total = 4160
+// CHECK-NEXT: stage = 0, weights = 576 x 2, grads = 576, optimizer = 1152, stash = 384 x 2, workspace = 512, comm = 0, tie_grads = 0, total = 4160
 // CHECK-NEXT: stage = 0, param = fc1.bias, weight = 512, grad = 512, optimizer = 1024, owners = 0
 // CHECK-NEXT: stage = 0, param = fc1.weight, weight = 0, grad = 0, optimizer = 0, owners = 0
-// CHECK-NEXT: stage = 1, weights = 640 x 2, grads = 640, optimizer = 1280, stash = 512 x 1, workspace = 256, comm = 256, total = 4224
+// CHECK-NEXT: stage = 1, weights = 640 x 2, grads = 640, optimizer = 1280, stash = 512 x 1, workspace = 256, comm = 256, tie_grads = 0, total = 4224
 // CHECK-NEXT: stage = 1, param = fc2.weight, weight = 0, grad = 0, optimizer = 0, owners = 1
 
 // GPipe stashes all m microbatches on every stage and keeps one version.
-// GPIPE:      stage = 0, weights = 576 x 1, grads = 576, optimizer = 0, stash = 384 x 4, workspace = 512, comm = 0, total = 3200
+// GPIPE:      stage = 0, weights = 576 x 1, grads = 576, optimizer = 0, stash = 384 x 4, workspace = 512, comm = 0, tie_grads = 0, total = 3200
 // GPIPE-NEXT: stage = 0, param = fc1.bias, weight = 512, grad = 512, optimizer = 0, owners = 0
 // GPIPE-NEXT: stage = 0, param = fc1.weight, weight = 0, grad = 0, optimizer = 0, owners = 0
-// GPIPE-NEXT: stage = 1, weights = 640 x 1, grads = 640, optimizer = 0, stash = 512 x 4, workspace = 256, comm = 256, total = 3840
+// GPIPE-NEXT: stage = 1, weights = 640 x 1, grads = 640, optimizer = 0, stash = 512 x 4, workspace = 256, comm = 256, tie_grads = 0, total = 3840
 // GPIPE-NEXT: stage = 1, param = fc2.weight, weight = 0, grad = 0, optimizer = 0, owners = 1
 
 // Each parameter lists its owner stages; each stage's forward function has
@@ -105,7 +105,7 @@ func.func @stage1_backward(%z: tensor<4x10xf32>, %y: tensor<4xi64>, %r: tensor<4
 // IR-NEXT: pd.param @b1 {onnx_name = "fc1.bias", pd.owners = array<i64: 0>}
 // IR-NEXT: pd.param @w2 {onnx_name = "fc2.weight", pd.owners = array<i64: 1>}
 // IR-NEXT: func.func @stage0_forward() {{.*}}pd.params = {b1 = array<i64: 512, 512, 512>, w1 = array<i64: 0, 0, 0>}
-// IR-SAME: pd.regions = {comm = 0 : i64, grads = 576 : i64, optimizer = 576 : i64, stash_slot = 384 : i64, stash_slots = 2 : i64, state = 0 : i64, weight_versions = 1 : i64, weights = 576 : i64, workspace = 512 : i64}
+// IR-SAME: pd.regions = {comm = 0 : i64, grads = 576 : i64, optimizer = 576 : i64, stash_slot = 384 : i64, stash_slots = 2 : i64, state = 0 : i64, tie_grads = 0 : i64, weight_versions = 1 : i64, weights = 576 : i64, workspace = 512 : i64}
 // IR-NEXT: pd.input 0 "x" {pd.buffer = #pd.buffer<stash, 256>}
 // IR-LABEL: func.func @stage0_backward(%arg0: tensor<4x16xf32> {pd.buffer = #pd.buffer<stash, 0>}, %arg1: tensor<4x8xf32> {pd.buffer = #pd.buffer<stash, 256>})
 // IR:      pd.matmul %{{.+}}, %arg1 {pd.accumulate, pd.buffer = #pd.buffer<grads, 0>, transpose_lhs}

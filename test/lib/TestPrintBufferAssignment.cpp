@@ -89,7 +89,8 @@ void TestPrintBufferAssignmentPass::runOnOperation() {
        << r.weightVersions << ", grads = " << r.grads
        << ", optimizer = " << r.optimizer << ", stash = " << r.stashSlot
        << " x " << r.stashSlots << ", workspace = " << r.workspace
-       << ", comm = " << r.comm << ", total = " << r.total() << "\n";
+       << ", comm = " << r.comm << ", tie_grads = " << r.tieGrads
+       << ", total = " << r.total() << "\n";
     for (const StageParam &p : info->params) {
       os << "stage = " << s << ", param = " << p.name
          << ", weight = " << p.offset << ", grad = " << p.gradOffset

@@ -44,6 +44,8 @@ struct StageSummary {
   double forwardSeconds = 0, backwardSeconds = 0;
   std::vector<StageRecv> recvs;
   bool recompute = false;
+  /// Aligned bytes of the parameters it shares with other stages.
+  int64_t alignedTiedBytes = 0;
 };
 
 /// A pipeline's stages and its tied parameters: for each set of owner
@@ -52,7 +54,8 @@ struct PipelineSummary {
   std::vector<StageSummary> stages;
   std::map<std::vector<int64_t>, int64_t> tiedBytes;
 
-  /// Weight versions and stash slots of `schedule` with m microbatches.
+  /// Weight versions, stash slots and tied-gradient staging of `schedule`
+  /// with m microbatches.
   void applySchedule(Schedule schedule, int64_t microbatches);
   /// The largest stage's arena.
   int64_t peakStageBytes() const;

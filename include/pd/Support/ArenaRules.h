@@ -27,16 +27,20 @@ namespace mlir::pd {
 struct StageRegions {
   int64_t weights = 0, weightVersions = 1, grads = 0, optimizer = 0, state = 0,
           stashSlot = 0, stashSlots = 1, workspace = 0, comm = 0;
+  /// Under 2bw, a copy of the tied parameters' gradients while their sum
+  /// over the owner stages is in flight (tiedGradsBytes).
+  int64_t tieGrads = 0;
   /// The whole arena: what the runtime allocates for this stage.
   int64_t total() const {
     return weights * weightVersions + grads + optimizer + state +
-           stashSlot * stashSlots + workspace + comm;
+           stashSlot * stashSlots + workspace + comm + tieGrads;
   }
   bool operator==(const StageRegions &o) const {
     return weights == o.weights && weightVersions == o.weightVersions &&
            grads == o.grads && optimizer == o.optimizer && state == o.state &&
            stashSlot == o.stashSlot && stashSlots == o.stashSlots &&
-           workspace == o.workspace && comm == o.comm;
+           workspace == o.workspace && comm == o.comm &&
+           tieGrads == o.tieGrads;
   }
   bool operator!=(const StageRegions &o) const { return !(*this == o); }
 };
@@ -58,6 +62,14 @@ inline int64_t weightVersions(Schedule schedule) {
 inline int64_t stashSlots(Schedule schedule, int64_t stages, int64_t stage,
                           int64_t microbatches) {
   return schedule == Schedule::GPipe ? microbatches : stages - stage;
+}
+
+/// The staging copy of tied gradients a stage needs: under 2bw the sum of a
+/// tied parameter's gradient over its owner stages completes only before
+/// the new weights are first read, while the next batch's backwards already
+/// accumulate; flush and GPipe sum at the update itself.
+inline int64_t tiedGradsBytes(Schedule schedule, int64_t alignedTiedBytes) {
+  return schedule == Schedule::TwoBW ? alignedTiedBytes : 0;
 }
 
 /// One workspace tensor: live over op indices [start, end] of its function,

@@ -164,17 +164,36 @@ TEST(Simulator, EagerSendsDoNotWaitForTheReceiver) {
 
 // GPT at d = 4 with a residual skipping stage 2 (1 -> 3) and the embedding
 // tied between stages 0 and 3, every send rendezvous: the runtime hung
-// here while stage 3 sat in the tied sum of update 0 and stage 1 waited for
-// it to receive forward 4. Under 2bw the tied sum only has to complete
-// before the owner's next backward, so the pipeline keeps moving.
-TEST(Simulator, TwoBWTiedSumWaitsOnlyBeforeTheNextBackward) {
-  SimInput in = uniform(SimSchedule::TwoBW, 4, 4, 1, 2, 4);
-  in.transfers.push_back({1, 3, /*forward=*/true, 0});
-  in.transfers.push_back({3, 1, /*forward=*/false, 0});
+// when the owners met at each update (stage 3 in the tied sum of update 0,
+// stage 1 waiting for stage 3 to receive forward 4), and stalled like a
+// flush when each owner waited for the other before its next backward.
+// Under 2bw the tied sum of update j only has to complete before the first
+// forward of batch j + 2, which comes m >= d microbatches later: the
+// pipeline keeps its no-bubble step m (f + b) and the half-second sum is
+// hidden.
+TEST(Simulator, TwoBWTiedSumIsHiddenBeforeTheNextVersionIsRead) {
+  for (bool skip : {false, true}) {
+    SimInput in = uniform(SimSchedule::TwoBW, 4, 4, 1, 2, 6);
+    if (skip) {
+      in.transfers.push_back({1, 3, /*forward=*/true, 0});
+      in.transfers.push_back({3, 1, /*forward=*/false, 0});
+    }
+    SimResult untied = simulatePipeline(in);
+    in.ties.push_back({{0, 3}, 0.5});
+    SimResult tied = simulatePipeline(in);
+    EXPECT_TRUE(tied.deadlock.empty()) << tied.deadlock;
+    EXPECT_DOUBLE_EQ(tied.stepSeconds, untied.stepSeconds) << skip;
+    if (!skip)
+      EXPECT_DOUBLE_EQ(tied.stepSeconds, 4 * 3.0);
+  }
+}
+
+// Flush and GPipe sum the tied gradients at the update: the owners'
+// updates start together and the sum adds to the step.
+TEST(Simulator, FlushTiedSumAddsToTheStep) {
+  SimInput in = uniform(SimSchedule::Flush, 4, 4, 1, 2);
   in.ties.push_back({{0, 3}, 0.5});
   SimResult r = simulatePipeline(in);
   EXPECT_TRUE(r.deadlock.empty()) << r.deadlock;
-  // Stage 0's backwards wait for stage 3 to reach the same update: the tie
-  // costs more than its own half second.
-  EXPECT_GT(r.stepSeconds, 4 * 3.0 + 0.5);
+  EXPECT_NEAR(r.stepSeconds, (4 + 4 - 1) * 3.0 + 0.5, 1e-9);
 }

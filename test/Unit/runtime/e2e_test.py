@@ -210,7 +210,7 @@ def main():
         for k in (0, 1):
             assert re.search(r"^memory stage=%d arena=\d+ weights=\d+ versions=1 grads=\d+ "
                              r"optimizer=\d+ state=\d+ stash_slot=\d+ stash_slots=\d+ workspace=\d+ "
-                             r"comm=\d+$" % k, res.stdout, re.M), res.stdout
+                             r"comm=\d+ tie_grads=\d+$" % k, res.stdout, re.M), res.stdout
         print("ok  --synthetic --print-memory")
 
         os.makedirs(os.path.join(d, "bad"))
