@@ -6,9 +6,11 @@ Exports the GPT example (default: 4 layers, n_embd 256, seq 128, microbatch
 recomputation asked for, trains each plan and prints one table row per plan:
 predicted vs measured step time (median of the logged ms/step after warm-up)
 and per-stage arena memory (plan.json vs the bytes each rank allocates,
---print-memory). Not a test: run it on the machine you report figures for.
+--print-memory). With --profile, pdc prices the ops with their costs
+measured on this machine. Not a test: run it on the machine you report
+figures for.
 
-  /usr/bin/python3 bench/predict_vs_measured.py --pdc build/bin/pdc
+  /usr/bin/python3 bench/predict_vs_measured.py --pdc build/bin/pdc --auto --profile
 """
 import argparse
 import json
@@ -49,6 +51,9 @@ def parse_args():
     p.add_argument("--auto", action="store_true",
                    help="also let pdc plan the same global batch itself (no "
                    "placement flags) and measure its choice")
+    p.add_argument("--profile", action="store_true",
+                   help="price ops with costs measured on this machine (pdc "
+                   "--profile, cached in the work directory)")
     p.add_argument("--work-dir")
     return p.parse_args()
 
@@ -78,7 +83,9 @@ def measure(args, model, data, work, d, schedule, recompute, w=1):
         placement = ["--stages", str(d), "--replicas", str(w),
                      "--microbatches", str(args.microbatches // w),
                      "--schedule", schedule, "--recompute", recompute]
-    benchlib.run_checked([args.pdc, model, "-o", plan, *placement,
+    costs = (["--profile", "--profile-cache", os.path.join(work, "profiles")]
+             if args.profile else [])
+    benchlib.run_checked([args.pdc, model, "-o", plan, *placement, *costs,
                           "--optimizer", args.optimizer,
                           "--device-spec", args.device_spec], env)
     out = benchlib.run_checked([os.path.join(plan, "run"), "--steps", str(args.steps),
@@ -100,7 +107,9 @@ def main():
     model, data = export(args, work)
     print(f"GPT {args.layers} layers, n_embd {args.embd}, seq {args.seq}, "
           f"microbatch {args.microbatch} x {args.microbatches}, {args.optimizer}; "
-          f"device spec {args.device_spec}; OpenBLAS {benchlib.blas_in_use()}")
+          f"device spec {args.device_spec}, "
+          f"{'measured' if args.profile else 'roofline'} op costs; "
+          f"OpenBLAS {benchlib.blas_in_use()}")
     print("| d x w | schedule | recompute | predicted ms | measured ms | pred/meas "
           "| memory per stage (plan / allocated, KiB) |")
     print("|---|---|---|---|---|---|---|")

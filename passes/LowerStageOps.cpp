@@ -173,6 +173,10 @@ void mlir::pd::populateStageRuntimePatterns(RuntimePatterns &patterns) {
     b.call(RuntimeFn::pdrt_grad_seed, {b.ctx(), b.address(s)});
     return success();
   });
+  patterns.add<ProfileMarkOp>([](ProfileMarkOp mark, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_profile_mark, {b.ctx(), b.i64(mark.getId())});
+    return success();
+  });
   patterns.add<ReportLossOp>([](ReportLossOp r, RuntimeCallBuilder &b) {
     b.call(RuntimeFn::pdrt_report_loss, {b.ctx(), b.address(r.getLoss())});
     return success();

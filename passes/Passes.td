@@ -177,6 +177,27 @@ def RecomputeForwardPass : Pass<"pd-recompute-forward", "::mlir::ModuleOp"> {
   ];
 }
 
+def InsertProfileMarksPass : Pass<"pd-insert-profile-marks", "::mlir::ModuleOp"> {
+  let summary = "Times every costed op of a profiling stage.";
+  let description = [{
+    pdc --profile compiles the model as one stage whose ops carry
+    `pd.profile_id` (their position in the differentiated training
+    function). This pass puts a `pd.profile_mark` with that id before each
+    such op that has a cost (PD_CostOpInterface), and one with id -1 before
+    each stage function's return; it removes the ids. Run by
+    `run --profile-ops`, the stage then reports each op's time: from its
+    mark to the next, which includes the uncosted ops after it (a
+    gradient's accumulation) as they run in a real stage.
+
+    ```mlir
+    %y = pd.matmul %x, %w {pd.profile_id = 7 : i64} : ...
+    // becomes
+    pd.profile_mark 7
+    %y = pd.matmul %x, %w : ...
+    ```
+  }];
+}
+
 def AccumulateInPlacePass : Pass<"pd-accumulate-in-place", "::mlir::ModuleOp"> {
   let summary = "Computes weight gradients of matmuls straight into their accumulators.";
   let description = [{

@@ -27,6 +27,9 @@ config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
 config.environment["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
 config.environment["OPENBLAS_NUM_THREADS"] = "1"
 config.environment["OMP_NUM_THREADS"] = "1"
+# Measured op costs (pdc --profile) come only from a test's own cache.
+config.environment["PDC_PROFILE_CACHE"] = os.path.join(
+    config.pd_obj_root, "test", "no-profile-cache")
 
 # GPU features are set only when detected, so CI without a GPU stays green.
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):

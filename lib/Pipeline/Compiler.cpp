@@ -13,6 +13,7 @@
 #include "PlanDirectory.h"
 #include "Phases.h"
 #include "PlanSearch.h"
+#include "OpProfile.h"
 #include "dialects/PD/IR/PDOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
@@ -151,7 +152,9 @@ LogicalResult mlir::pd::runCompiler(ModuleOp module,
     return success();
   }
   TimingScope searchTiming = timing.nest("plan search");
-  FailureOr<PlanSearch> search = searchPlan(module, o, reimport, searchTiming);
+  OpProfiler profiler(o);
+  FailureOr<PlanSearch> search =
+      searchPlan(module, o, reimport, profiler, searchTiming);
   searchTiming.stop();
   if (failed(search))
     return failure();
@@ -188,6 +191,10 @@ LogicalResult mlir::pd::runCompiler(ModuleOp module,
   llvm::json::Value planJson = buildPlanJson(stages, o, *prediction);
   if (search->searched())
     planJson.getAsObject()->try_emplace("search", search->toJson());
+  planJson.getAsObject()->try_emplace(
+      "costs", profiler.active() ? profiler.describe()
+                                 : std::string("roofline of ") +
+                                       prediction->spec.name);
   planOs << llvm::formatv("{0:2}", planJson) << "\n";
   writeChromeTrace(prediction->result, traceOs);
   traceOs << "\n";
@@ -210,6 +217,8 @@ LogicalResult mlir::pd::runCompiler(ModuleOp module,
   if (failed(dir->commit()))
     return failure();
   search->print(out);
+  if (profiler.active())
+    out << "costs: " << profiler.describe() << "\n";
   printPlanSummary(stages, o, *prediction, out);
   out << "wrote " << o.outputDir << "/";
   if (o.planOnly)

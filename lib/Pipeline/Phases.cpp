@@ -37,7 +37,8 @@ LogicalResult mlir::pd::runStagePhases(ModuleOp module,
                                        const CompilerOptions &o,
                                        ArrayRef<int64_t> cuts,
                                        ArrayRef<int64_t> recomputeStages,
-                                       EmitKind emit, TimingScope timing) {
+                                       EmitKind emit, TimingScope timing,
+                                       bool profileMarks) {
   TrainingPipelineOptions phases;
   phases.stages = o.stages;
   phases.microbatches = o.microbatches;
@@ -45,6 +46,7 @@ LogicalResult mlir::pd::runStagePhases(ModuleOp module,
   phases.optimizer = o.optimizer;
   phases.recomputeStages.assign(recomputeStages.begin(), recomputeStages.end());
   phases.stageCuts.assign(cuts.begin(), cuts.end());
+  phases.profileMarks = profileMarks;
   PassManager pm(module.getContext());
   if (failed(configure(pm, /*commandLine=*/true, timing)))
     return failure();

@@ -31,7 +31,8 @@ LogicalResult runAutodiff(ModuleOp module, bool commandLine,
 LogicalResult runStagePhases(ModuleOp module, const CompilerOptions &o,
                              ArrayRef<int64_t> cuts,
                              ArrayRef<int64_t> recomputeStages, EmitKind emit,
-                             TimingScope timing = {});
+                             TimingScope timing = {},
+                             bool profileMarks = false);
 
 } // namespace mlir::pd
 

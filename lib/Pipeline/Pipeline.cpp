@@ -38,6 +38,9 @@ void mlir::pd::addStagesPhase(OpPassManager &pm,
     recompute.stages = options.recomputeStages;
     pm.addPass(createRecomputeForwardPass(recompute));
   }
+  // Measure: a profiling stage times each of its ops.
+  if (options.profileMarks)
+    pm.addPass(createInsertProfileMarksPass());
 }
 
 void mlir::pd::addBuffersPhase(OpPassManager &pm,

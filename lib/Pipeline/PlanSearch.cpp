@@ -238,12 +238,13 @@ reportNoPlan(ModuleOp module, ArrayRef<PlanCandidate> candidates,
 FailureOr<PlanSearch> mlir::pd::searchPlan(ModuleOp module,
                                            CompilerOptions &o,
                                            const ModelImporter &reimport,
+                                           OpProfiler &profiler,
                                            TimingScope &timing) {
   DeviceSpec spec = cantFail(loadDeviceSpec(o));
   int64_t budget = o.deviceMemory > 0 ? o.deviceMemory : spec.memoryBytes;
   PlanSearch search;
   search.candidates = enumerate(o, microbatchSizes(o, bool(reimport)));
-  Variants variants(module, o, reimport, spec, timing);
+  Variants variants(module, o, reimport, spec, profiler, timing);
   if (search.candidates.size() == 1)
     return pinnedPlan(module, o, variants.at(o.microbatch), spec, budget,
                       std::move(search));

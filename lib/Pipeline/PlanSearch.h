@@ -26,6 +26,8 @@
 
 namespace mlir::pd {
 
+class OpProfiler;
+
 struct PlanCandidate {
   int64_t stages = 1, replicas = 1, microbatches = 1, microbatch = 1;
   Schedule schedule = Schedule::TwoBW;
@@ -73,7 +75,7 @@ struct PlanSearch {
 /// candidate can run.
 FailureOr<PlanSearch> searchPlan(ModuleOp module, CompilerOptions &o,
                                  const ModelImporter &reimport,
-                                 TimingScope &timing);
+                                 OpProfiler &profiler, TimingScope &timing);
 
 } // namespace mlir::pd
 

@@ -9,7 +9,10 @@ using namespace mlir::pd;
 
 void Variants::price(ProgramGraph &graph) const {
   graph.price([&](const ProgramGraph::Op &op) {
-    return op.costed ? rooflineSeconds(op.flops, op.bytes, spec) : 0.0;
+    if (!op.costed)
+      return 0.0;
+    return op.measured >= 0 ? op.measured
+                            : rooflineSeconds(op.flops, op.bytes, spec);
   });
 }
 
@@ -38,6 +41,10 @@ Variant Variants::load(int64_t b) {
   auto main = v.module.lookupSymbol<func::FuncOp>("main");
   if (!main) {
     v.error = "the model has no @main";
+    return v;
+  }
+  if (failed(profiler.annotate(v.module, timing))) {
+    v.error = "microbatch " + std::to_string(b) + ": " + error;
     return v;
   }
   FailureOr<ProgramGraph> graph = ProgramGraph::build(main);

@@ -4,7 +4,8 @@
 // model exported at one size is imported again at a second; every other
 // size's program graph is derived from those two when all its tensors scale
 // with the batch (ProgramGraph::atMicrobatch), else imported as well. The
-// size finally chosen is imported for real before it is compiled.
+// size finally chosen is imported for real before it is compiled. With
+// measured op costs (OpProfiler) every size is imported and measured.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/Timing.h"
+#include "OpProfile.h"
 #include "pd/Pipeline/Compiler.h"
 #include "pd/Planner/DeviceSpec.h"
 #include "pd/Planner/ProgramGraph.h"
@@ -43,8 +45,9 @@ class Variants {
 public:
   Variants(ModuleOp module, const CompilerOptions &o,
            const ModelImporter &reimport, const DeviceSpec &spec,
-           TimingScope &timing)
-      : module(module), o(o), reimport(reimport), spec(spec), timing(timing) {}
+           OpProfiler &profiler, TimingScope &timing)
+      : module(module), o(o), reimport(reimport), spec(spec),
+        profiler(profiler), timing(timing) {}
 
   const Variant &at(int64_t b);
   /// The variant at b with its module, importing it if it was derived.
@@ -58,6 +61,7 @@ private:
   const CompilerOptions &o;
   const ModelImporter &reimport;
   const DeviceSpec &spec;
+  OpProfiler &profiler;
   TimingScope &timing;
   std::map<int64_t, Variant> variants;
   int64_t reference = 0; ///< The other size imported.

@@ -115,6 +115,8 @@ double mlir::pd::opSeconds(Operation *op, const DeviceSpec &spec) {
   auto cost = dyn_cast<CostOpInterface>(op);
   if (!cost)
     return 0;
+  if (FloatAttr s = PDDialect::SecondsAttrHelper(op->getContext()).getAttr(op))
+    return s.getValueAsDouble();
   return rooflineSeconds(cost.getFlops(), cost.getBytes(), spec);
 }
 

@@ -109,6 +109,8 @@ LogicalResult GraphBuilder::addOp(Operation &op) {
     node.flops = cost.getFlops();
     node.bytes = cost.getBytes();
   }
+  if (FloatAttr s = PDDialect::SecondsAttrHelper(op.getContext()).getAttr(&op))
+    node.measured = s.getValueAsDouble();
   node.operandBegin = g.operands.size();
   for (mlir::Value operand : op.getOperands())
     g.operands.push_back(valueId(operand));
@@ -236,7 +238,8 @@ static bool sameStructure(const ProgramGraph &a, const ProgramGraph &b) {
     const ProgramGraph::Op &x = a.ops[i], &y = b.ops[i];
     if (x.kind != y.kind || x.backward != y.backward || x.pure != y.pure ||
         x.owner != y.owner || x.param != y.param || x.costed != y.costed ||
-        x.accumulateUser != y.accumulateUser || x.name != y.name)
+        x.accumulateUser != y.accumulateUser || x.name != y.name ||
+        x.measured >= 0 || y.measured >= 0)
       return false;
   }
   return true;

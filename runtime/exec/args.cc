@@ -1,8 +1,9 @@
 //===- args.cc - The stage executable's command line --------------------------===//
 //
 // --model PATH --steps N --lr X --seed S --log-every K --data DIR |
-// --synthetic --save-onnx OUT --print-memory. Every stage receives the same
-// arguments; anything unknown or malformed is an error naming it.
+// --synthetic --synthetic-weights --save-onnx OUT --print-memory
+// --check-ties --dump-grads DIR --profile-ops FILE. Every stage receives
+// the same arguments; anything unknown or malformed is an error naming it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +56,8 @@ Status parseFlag(const std::string &flag, const std::string &value,
     o->saveOnnx = value;
   } else if (flag == "--dump-grads") {
     o->dumpGrads = value;
+  } else if (flag == "--profile-ops") {
+    o->profileOps = value;
   } else {
     return Status::error(format("unknown argument '%s'", flag.c_str()));
   }
@@ -86,9 +89,13 @@ Status parseArgs(const std::vector<std::string> &args, RunOptions *out) {
       o.checkTies = true;
       continue;
     }
+    if (flag == "--synthetic-weights" && !hasValue) {
+      o.syntheticWeights = true;
+      continue;
+    }
     static const char *const kValued[] = {"--model", "--steps", "--lr", "--seed",
                                           "--log-every", "--data", "--save-onnx",
-                                          "--dump-grads"};
+                                          "--dump-grads", "--profile-ops"};
     if (std::find(std::begin(kValued), std::end(kValued), flag) == std::end(kValued))
       return Status::error(format("unknown argument '%s'", flag.c_str()));
     if (!hasValue) {

@@ -16,6 +16,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,6 +32,12 @@ struct pdrt_ctx {
   pdrt::DataSource *data = nullptr;
   std::vector<MPI_Request> forwardSends, backwardSends;
   std::map<int64_t, double> stepLossSum; ///< Step t -> sum of reported losses.
+  /// Op timing (run --profile-ops): on when `profile`; the mark last passed
+  /// (-1: none) and when; each mark's total seconds to the next and calls.
+  bool profile = false;
+  int64_t profileMark = -1;
+  std::chrono::steady_clock::time_point profileAt;
+  std::map<int64_t, std::pair<double, int64_t>> opTimes;
   bool failed = false;
   std::string error; ///< First error raised by a kernel or service (sticky).
 };

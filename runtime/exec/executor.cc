@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 
 namespace pdrt {
@@ -80,6 +81,8 @@ private:
   Status createTies();
   Status checkTies();
   Status dumpGradients();
+  void fillSyntheticWeights();
+  Status writeOpTimes();
   Status logLoss(int64_t j);
 
   const Manifest &m_;
@@ -153,15 +156,21 @@ Status Executor::setup() {
   }
   PDRT_RETURN_IF_ERROR(createTies());
   PDRT_RETURN_IF_ERROR(allocate());
-  std::string model = opts_.model.empty() ? m_.model : opts_.model;
-  if (model.empty())
-    return Status::error("no model: pass --model PATH.onnx");
-  PDRT_RETURN_IF_ERROR(loadInitialWeights(m_, model, weights(0), m_.regions.weights,
-                                          (int)m_.regions.weightVersions));
+  ctx_.profile = !opts_.profileOps.empty();
   // State (BatchNormalization running statistics) is updated in place by
   // each forward, in microbatch order, whatever weight version it uses.
   ctx_.state = state();
-  PDRT_RETURN_IF_ERROR(loadInitialState(m_, model, state()));
+  if (opts_.syntheticWeights) {
+    fillSyntheticWeights();
+  } else {
+    std::string model = opts_.model.empty() ? m_.model : opts_.model;
+    if (model.empty())
+      return Status::error("no model: pass --model PATH.onnx");
+    PDRT_RETURN_IF_ERROR(loadInitialWeights(m_, model, weights(0),
+                                            m_.regions.weights,
+                                            (int)m_.regions.weightVersions));
+    PDRT_RETURN_IF_ERROR(loadInitialState(m_, model, state()));
+  }
   if (opts_.synthetic)
     data_.openSynthetic(m_, opts_.seed);
   else
@@ -272,6 +281,43 @@ Status Executor::update(const Action &a) {
   return Status::ok();
 }
 
+/// Small pseudo-random weights (uniform in [-0.02, 0.02), the same on every
+/// rank for a parameter), in every weight version; state stays zero.
+void Executor::fillSyntheticWeights() {
+  for (const ParamInfo &p : m_.params) {
+    uint64_t x = std::hash<std::string>()(p.name) | 1;
+    auto *w = reinterpret_cast<float *>(weights(0) + p.offset);
+    for (int64_t i = 0; i < p.numel; ++i) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      w[i] = 0.04f * ((float)(x >> 40) / (float)(1 << 24)) - 0.02f;
+    }
+  }
+  for (int v = 1; v < m_.regions.weightVersions; ++v)
+    std::memcpy(weights(v), weights(0), (size_t)m_.regions.weights);
+}
+
+/// run --profile-ops: each op's total seconds and calls, after the first
+/// step, as {"ops": [{"id": N, "seconds": S, "calls": C}, ...]}.
+Status Executor::writeOpTimes() {
+  FILE *f = std::fopen(opts_.profileOps.c_str(), "w");
+  if (!f)
+    return Status::error(format("cannot write --profile-ops file '%s'",
+                                opts_.profileOps.c_str()));
+  std::fprintf(f, "{\"ops\": [");
+  bool first = true;
+  for (const auto &[id, entry] : ctx_.opTimes) {
+    std::fprintf(f, "%s\n  {\"id\": %lld, \"seconds\": %.9g, \"calls\": %lld}",
+                 first ? "" : ",", (long long)id, entry.first,
+                 (long long)entry.second);
+    first = false;
+  }
+  std::fprintf(f, "\n]}\n");
+  return std::fclose(f) == 0
+             ? Status::ok()
+             : Status::error(format("cannot write --profile-ops file '%s'",
+                                    opts_.profileOps.c_str()));
+}
+
 Status Executor::dumpGradients() {
   for (const ParamInfo &p : m_.params) {
     std::string name = p.name;
@@ -317,6 +363,9 @@ Status Executor::run() {
   for (const Action &a : actions) {
     if (a.kind == ActionKind::Update) {
       PDRT_RETURN_IF_ERROR(update(a));
+      // Op timing leaves out the first step (caches, first-touch pages).
+      if (a.index == 0 && opts_.steps > 1)
+        ctx_.opTimes.clear();
       continue;
     }
     // The first forward reading the pending update's weights.
@@ -326,6 +375,8 @@ Status Executor::run() {
     PDRT_RETURN_IF_ERROR(callStage(a));
   }
   PDRT_RETURN_IF_ERROR(finishTiedUpdate());
+  if (ctx_.profile)
+    PDRT_RETURN_IF_ERROR(writeOpTimes());
   PDRT_RETURN_IF_ERROR(waitAll(ctx_.forwardSends));
   return waitAll(ctx_.backwardSends);
 }

@@ -34,6 +34,13 @@ struct RunOptions {
   /// (summed over microbatches and replicas, before the update) to
   /// DIR/NAME.npy, '/' in names replaced by '__'. For gradient checks.
   std::string dumpGrads;
+  /// --profile-ops FILE: time every op between the pd.profile_mark calls
+  /// of a profiling stage (pdc --profile) over the steps after the first,
+  /// and write the totals to FILE as JSON.
+  std::string profileOps;
+  /// --synthetic-weights: start from small pseudo-random weights instead of
+  /// the model's initializers (a model without weight data, profiling).
+  bool syntheticWeights = false;
 };
 
 /// Parses the stage command line (argv[1..]); errors name the argument.

@@ -2,7 +2,8 @@
 //
 // pdrt_load_input (rows of the current microbatch from the data source),
 // pdrt_grad_seed (1 / (m * W)), pdrt_report_loss (per-step loss sums),
-// pdrt_state_region and the sticky error every kernel reports through.
+// pdrt_state_region, pdrt_profile_mark (op timing of profiling stages) and
+// the sticky error every kernel reports through.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +61,19 @@ extern "C" void pdrt_grad_seed(pdrt_ctx *ctx, float *seed) {
 }
 
 extern "C" char *pdrt_state_region(pdrt_ctx *ctx) { return ctx->state; }
+
+extern "C" void pdrt_profile_mark(pdrt_ctx *ctx, int64_t id) {
+  if (!ctx || !ctx->profile)
+    return;
+  auto now = std::chrono::steady_clock::now();
+  if (ctx->profileMark >= 0) {
+    auto &entry = ctx->opTimes[ctx->profileMark];
+    entry.first += std::chrono::duration<double>(now - ctx->profileAt).count();
+    ++entry.second;
+  }
+  ctx->profileMark = id;
+  ctx->profileAt = std::chrono::steady_clock::now();
+}
 
 extern "C" void pdrt_report_loss(pdrt_ctx *ctx, const float *loss) {
   if (pdrt::hasError(ctx))

@@ -87,6 +87,16 @@ static cl::opt<pd::EmitKind, false, ChoiceParser<pd::EmitKind>> emit(
 static cl::opt<bool> planOnly("plan-only",
                               cl::desc("Write plan.json without codegen"),
                               cl::cat(pdcCategory));
+static cl::opt<bool>
+    profile("profile",
+            cl::desc("Measure the ops' costs on this machine for the planner "
+                     "(cpu device spec; cached)"),
+            cl::cat(pdcCategory));
+static cl::opt<std::string>
+    profileCache("profile-cache",
+                 cl::desc("Cache of measured op costs (default "
+                          "$PDC_PROFILE_CACHE, else ~/.cache/pdc/profiles)"),
+                 cl::value_desc("DIR"), cl::cat(pdcCategory));
 
 // Cluster.
 static cl::opt<pd::TargetKind, false, ChoiceParser<pd::TargetKind>> target(
@@ -236,6 +246,9 @@ static LogicalResult checkOptions() {
     return optionError("no output directory: pass -o PLAN_DIR (or --emit)");
   if (planOnly && outputDir.empty())
     return optionError("--plan-only writes plan.json: pass -o PLAN_DIR");
+  if (profile && deviceSpec != "cpu")
+    return optionError("--profile measures this machine's CPU: it needs "
+                       "--device-spec cpu, not '" + deviceSpec + "'");
   return success();
 }
 
@@ -283,6 +296,8 @@ static LogicalResult buildOptions(pd::CompilerOptions &opts) {
   opts.planOnly = planOnly;
   opts.deviceSpec = deviceSpec;
   opts.devicesPerNode = devicesPerNode;
+  opts.profile = profile;
+  opts.profileCache = profileCache;
   opts.stages = stages;
   opts.replicas = replicas;
   opts.microbatch = microbatch;

@@ -66,7 +66,8 @@ verifyContractAttr(function_ref<InFlightDiagnostic()> emitError,
       name == D::OpIdAttrHelper::getNameStr() ||
       name == D::GradOfAttrHelper::getNameStr() ||
       name == D::StageAttrHelper::getNameStr() ||
-      name == D::GradOffsetAttrHelper::getNameStr())
+      name == D::GradOffsetAttrHelper::getNameStr() ||
+      name == D::ProfileIdAttrHelper::getNameStr())
     return is(isa<IntegerAttr>(value) &&
                   cast<IntegerAttr>(value).getValue().isNonNegative(),
               "a non-negative integer");
@@ -89,6 +90,10 @@ verifyContractAttr(function_ref<InFlightDiagnostic()> emitError,
       name == D::StateAttrHelper::getNameStr() ||
       name == D::RegionsAttrHelper::getNameStr())
     return is(isa<DictionaryAttr>(value), "a dictionary");
+  if (name == D::SecondsAttrHelper::getNameStr())
+    return is(isa<FloatAttr>(value) &&
+                  !cast<FloatAttr>(value).getValue().isNegative(),
+              "a non-negative float");
   if (name == D::BufferAttrHelper::getNameStr())
     return is(isa<BufferAttr>(value), "a #pd.buffer");
   if (name == D::BuffersAttrHelper::getNameStr()) {

@@ -58,7 +58,9 @@ def PD_Dialect : Dialect {
     "::mlir::DictionaryAttr":$regions,    // forward function: region sizes
     "::mlir::pd::BufferAttr":$buffer,     // value (op result or argument): its home
     "::mlir::ArrayAttr":$buffers,         // multi-result op: one buffer per result
-    "::mlir::StringAttr":$input_name      // main's argument: its ONNX graph input
+    "::mlir::StringAttr":$input_name,     // main's argument: its ONNX graph input
+    "::mlir::IntegerAttr":$profile_id,    // op: graph position timed by a profiling stage
+    "::mlir::FloatAttr":$seconds          // op: its measured time (pdc --profile)
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
@@ -444,6 +446,21 @@ def PD_RecvOp : PD_Op<"recv"> {
   let arguments = (ins I64Attr:$peer, I64Attr:$channel);
   let results = (outs PD_AnyTensor:$result);
   let assemblyFormat = "`from` $peer `channel` $channel attr-dict `:` type($result)";
+}
+
+def PD_ProfileMarkOp : PD_Op<"profile_mark"> {
+  let summary = "Starts timing op `id` of a profiling stage (-1: the end).";
+  let description = [{
+    Inserted by pd-insert-profile-marks before every costed op of a
+    profiling stage (pdc --profile). With `run --profile-ops`, the runtime
+    adds the time from one mark to the next to the marked op's total.
+
+    ```mlir
+    pd.profile_mark 12
+    ```
+  }];
+  let arguments = (ins I64Attr:$id);
+  let assemblyFormat = "$id attr-dict";
 }
 
 def PD_ReportLossOp : PD_Op<"report_loss"> {

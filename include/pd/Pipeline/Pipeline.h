@@ -28,6 +28,9 @@ struct TrainingPipelineOptions {
   /// The planner's split (pd-partition-stages' `cuts`); empty: the pass
   /// balances FLOPs itself.
   std::vector<int64_t> stageCuts;
+  /// A profiling stage (pdc --profile): time each op carrying
+  /// pd.profile_id.
+  bool profileMarks = false;
 };
 
 /// Phase 1: reverse-mode differentiation of the loss.

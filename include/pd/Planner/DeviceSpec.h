@@ -42,7 +42,8 @@ struct DeviceSpec {
                           int64_t stride) const;
 };
 
-/// Roofline seconds of one op on `spec`: max(FLOPs / flops, bytes /
+/// Seconds of one op on `spec`: its measured time (pd.seconds, pdc
+/// --profile) if it has one, else its roofline, max(FLOPs / flops, bytes /
 /// memory bandwidth) plus the per-call overhead; 0 for an op without a
 /// cost (PD_CostOpInterface).
 double opSeconds(mlir::Operation *op, const DeviceSpec &spec);

@@ -40,6 +40,7 @@ struct ProgramGraph {
     llvm::StringRef name;  ///< The op's name (for errors).
     bool costed = false;   ///< Implements PD_CostOpInterface.
     double flops = 0, bytes = 0; ///< Its FLOPs and bytes moved.
+    double measured = -1;  ///< Its measured seconds (pd.seconds), if any.
     double seconds = 0;    ///< Its time on the device priced for.
     uint32_t operandBegin = 0, operandEnd = 0; ///< Into `operands`.
     uint32_t resultBegin = 0, resultEnd = 0;   ///< Value ids.

@@ -65,6 +65,11 @@ struct CompilerOptions {
   std::string deviceSpec = "cpu";
   /// Devices per machine (--devices-per-node); 0: the device spec's.
   int64_t devicesPerNode = 0;
+  /// --profile: measure the ops' costs on this machine (cpu spec).
+  bool profile = false;
+  /// --profile-cache DIR (empty: $PDC_PROFILE_CACHE, else
+  /// ~/.cache/pdc/profiles).
+  std::string profileCache;
 
   // Manual overrides of the planner (0 = let the planner choose).
   int64_t stages = 0;

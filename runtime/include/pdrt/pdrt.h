@@ -147,6 +147,11 @@ void pdrt_grad_seed(pdrt_ctx *ctx, float *seed);
 /// Records the loss of the current microbatch (last stage only).
 void pdrt_report_loss(pdrt_ctx *ctx, const float *loss);
 
+/// Marks the start of op `id` (-1: the end of the function) in a profiling
+/// stage (pdc --profile): with run --profile-ops, the time from one mark
+/// to the next is added to the marked op's total. A no-op otherwise.
+void pdrt_profile_mark(pdrt_ctx *ctx, int64_t id);
+
 /// The base of this stage's state region (the manifest's `state`: tensors
 /// such as BatchNormalization running statistics that the forward updates
 /// in place; one copy, not versioned).

@@ -1,0 +1,313 @@
+//===- OpProfile.cpp - Op costs measured on this machine ------------------===//
+//
+// The cache: <dir>/<cpu>/<model hash>.json =
+//   {"cpu": "...", "model": "...", "ops": {"<signature>": seconds, ...}}.
+// The profiling stage: the model at d = 1, flush, two microbatches, SGD,
+// every costed op of @main tagged pd.profile_id (its position), run for
+// three steps under mpirun with one thread; the first step is warm-up.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpProfile.h"
+#include "Phases.h"
+#include "dialects/PD/IR/PDOps.h"
+#include "pd/Codegen/Codegen.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/xxhash.h"
+
+#include <map>
+#include <unistd.h>
+
+extern char **environ;
+
+using namespace mlir;
+using namespace mlir::pd;
+
+std::string mlir::pd::opSignature(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName() << "(";
+  llvm::interleaveComma(op->getOperandTypes(), os);
+  os << ")->(";
+  llvm::interleaveComma(op->getResultTypes(), os);
+  os << ")";
+  for (NamedAttribute attr : op->getAttrDictionary()) {
+    if (attr.getName().strref().starts_with("pd."))
+      continue;
+    std::string value;
+    llvm::raw_string_ostream vs(value);
+    attr.getValue().print(vs);
+    // Long values (constant tensors) by their hash.
+    if (value.size() > 160)
+      value = llvm::formatv("#{0:x}", llvm::xxh3_64bits(value)).str();
+    os << " " << attr.getName().strref() << "=" << value;
+  }
+  return text;
+}
+
+/// This machine's CPU model, as a file name.
+static std::string cpuKey() {
+  std::string name = "unknown-cpu";
+  // /proc files report no size: read them as a stream.
+  if (auto buffer = llvm::MemoryBuffer::getFileAsStream("/proc/cpuinfo")) {
+    SmallVector<StringRef> lines;
+    (*buffer)->getBuffer().split(lines, '\n');
+    for (StringRef line : lines)
+      if (line.starts_with("model name")) {
+        name = line.split(':').second.trim().str();
+        break;
+      }
+  }
+  for (char &c : name)
+    if (!llvm::isAlnum(c) && c != '-' && c != '.')
+      c = '_';
+  return name;
+}
+
+static std::string cacheDirectory(const CompilerOptions &o) {
+  if (!o.profileCache.empty())
+    return o.profileCache;
+  if (const char *env = std::getenv("PDC_PROFILE_CACHE"))
+    return env;
+  SmallString<256> dir;
+  if (!llvm::sys::path::home_directory(dir))
+    return ".pdc-profiles";
+  llvm::sys::path::append(dir, ".cache", "pdc", "profiles");
+  return std::string(dir);
+}
+
+OpProfiler::OpProfiler(const CompilerOptions &o) : o(o), cpu(cpuKey()) {
+  if (o.deviceSpec != "cpu")
+    return;
+  auto model = llvm::MemoryBuffer::getFile(o.modelPath);
+  std::string hash =
+      model ? llvm::formatv("{0:x16}", llvm::xxh3_64bits((*model)->getBuffer()))
+                  .str()
+            : "unreadable";
+  SmallString<256> file(cacheDirectory(o));
+  llvm::sys::path::append(file, cpu, hash + ".json");
+  cacheFile = std::string(file);
+  if (auto buffer = llvm::MemoryBuffer::getFile(cacheFile)) {
+    llvm::Expected<llvm::json::Value> json =
+        llvm::json::parse((*buffer)->getBuffer());
+    const llvm::json::Object *ops =
+        json && json->getAsObject() ? json->getAsObject()->getObject("ops")
+                                    : nullptr;
+    if (ops)
+      for (const auto &[sig, value] : *ops)
+        if (std::optional<double> s = value.getAsNumber())
+          seconds[sig.str()] = *s;
+    if (!json)
+      llvm::consumeError(json.takeError());
+  }
+  active_ = o.profile || !seconds.empty();
+}
+
+std::string OpProfiler::describe() const {
+  return llvm::formatv("{0} op shapes measured on {1}{2} (cache {3})",
+                       seconds.size(), cpu,
+                       measuredNow ? llvm::formatv(", {0} now", measuredNow)
+                                         .str()
+                                   : std::string(),
+                       cacheFile);
+}
+
+LogicalResult OpProfiler::save(Location loc) {
+  llvm::json::Object ops;
+  for (const auto &entry : seconds)
+    ops[entry.getKey()] = entry.getValue();
+  llvm::json::Object doc{{"cpu", cpu},
+                         {"model", o.modelPath},
+                         {"ops", std::move(ops)}};
+  if (std::error_code ec = llvm::sys::fs::create_directories(
+          llvm::sys::path::parent_path(cacheFile)))
+    return emitError(loc, "cannot create the profile cache ")
+           << llvm::sys::path::parent_path(cacheFile) << ": " << ec.message();
+  // Written to a temporary file and renamed: a reader never sees half.
+  std::string tmp = cacheFile + ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec)
+      return emitError(loc, "cannot write the profile cache ")
+             << tmp << ": " << ec.message();
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(doc))) << "\n";
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, cacheFile))
+    return emitError(loc, "cannot write the profile cache ")
+           << cacheFile << ": " << ec.message();
+  return success();
+}
+
+/// Runs the profiling stage `exe`; its per-op totals land in `json`.
+static LogicalResult runProfilingStage(Location loc, StringRef exe,
+                                       StringRef json) {
+  auto mpirun = llvm::sys::findProgramByName("mpirun");
+  if (!mpirun)
+    return emitError(loc, "--profile runs the model under mpirun, which is "
+                          "not on PATH");
+  std::vector<std::string> args{*mpirun, "-np", "1", "-x", "OPENBLAS_NUM_THREADS",
+                                "-x", "OMP_NUM_THREADS"};
+  if (::getuid() == 0)
+    args.push_back("--allow-run-as-root");
+  for (std::string a : {exe.str(), std::string("--synthetic"),
+                        std::string("--synthetic-weights"), std::string("--steps"),
+                        std::string("3"), std::string("--profile-ops"), json.str()})
+    args.push_back(a);
+  std::vector<std::string> env;
+  for (char **e = environ; *e; ++e)
+    if (!StringRef(*e).starts_with("OPENBLAS_NUM_THREADS=") &&
+        !StringRef(*e).starts_with("OMP_NUM_THREADS="))
+      env.push_back(*e);
+  env.push_back("OPENBLAS_NUM_THREADS=1");
+  env.push_back("OMP_NUM_THREADS=1");
+  std::vector<StringRef> argRefs(args.begin(), args.end());
+  std::vector<StringRef> envRefs(env.begin(), env.end());
+  std::string message;
+  SmallString<128> log;
+  llvm::sys::fs::createTemporaryFile("pdc-profile", "log", log);
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                          StringRef(log)};
+  int rc = llvm::sys::ExecuteAndWait(*mpirun, argRefs, envRefs, redirects, 0,
+                                     0, &message);
+  std::string output;
+  if (auto buffer = llvm::MemoryBuffer::getFile(log))
+    output = (*buffer)->getBuffer().trim().str();
+  llvm::sys::fs::remove(log);
+  if (rc != 0) {
+    // The stage's own error line, else the last line mpirun printed.
+    SmallVector<StringRef> lines;
+    StringRef(output).split(lines, '\n', -1, /*KeepEmpty=*/false);
+    StringRef why = message;
+    for (StringRef line : llvm::reverse(lines))
+      if (!line.trim().empty() && !line.starts_with("---")) {
+        why = line.trim();
+        if (line.contains("error"))
+          break;
+      }
+    return emitError(loc, "--profile: the profiling stage failed (exit ")
+           << rc << "): " << why;
+  }
+  return success();
+}
+
+/// Per-op seconds per call from a --profile-ops file, by op id.
+static FailureOr<std::map<int64_t, double>> readOpTimes(Location loc,
+                                                        StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return emitError(loc, "--profile: no op times from the profiling stage");
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    llvm::consumeError(json.takeError());
+    return emitError(loc, "--profile: unreadable op times in ") << path;
+  }
+  std::map<int64_t, double> times;
+  const llvm::json::Array *ops =
+      json->getAsObject() ? json->getAsObject()->getArray("ops") : nullptr;
+  for (const llvm::json::Value &v : ops ? *ops : llvm::json::Array()) {
+    const llvm::json::Object *op = v.getAsObject();
+    if (!op)
+      continue;
+    auto id = op->getInteger("id");
+    auto total = op->getNumber("seconds");
+    auto calls = op->getInteger("calls");
+    if (id && total && calls && *calls > 0)
+      times[*id] = *total / double(*calls);
+  }
+  return times;
+}
+
+LogicalResult OpProfiler::measure(ModuleOp module, TimingScope &timing) {
+  TimingScope scope = timing.nest("profile ops");
+  Location loc = module.getLoc();
+  OwningOpRef<ModuleOp> stage = module.clone();
+  auto main = stage->lookupSymbol<func::FuncOp>("main");
+  std::vector<std::string> sigs;
+  PDDialect::ProfileIdAttrHelper ids(module.getContext());
+  for (Operation &op : main.getBody().front().without_terminator()) {
+    if (isa<CostOpInterface>(op))
+      ids.setAttr(&op, IntegerAttr::get(IntegerType::get(op.getContext(), 64),
+                                        (int64_t)sigs.size()));
+    sigs.push_back(opSignature(&op));
+  }
+  CompilerOptions p = o;
+  // The module's own microbatch size (the search measures several).
+  if (main.getNumArguments() > 0)
+    if (auto type = dyn_cast<RankedTensorType>(main.getArgument(0).getType()))
+      if (type.getRank() > 0)
+        p.microbatch = type.getDimSize(0);
+  p.stages = p.replicas = 1;
+  p.microbatches = 2;
+  p.schedule = Schedule::Flush;
+  p.optimizer = Optimizer::SGD;
+  p.recompute = Recompute::None;
+  if (failed(runStagePhases(*stage, p, {}, {}, EmitKind::PlanDirectory, {},
+                            /*profileMarks=*/true)))
+    return failure();
+  FailureOr<StageInfo> info = collectStageInfo(*stage, 0);
+  if (failed(info))
+    return failure();
+  auto lowered = lowerStageToLLVM(*stage, *info, p);
+  if (failed(lowered))
+    return failure();
+  SmallString<128> dir;
+  if (llvm::sys::fs::createUniqueDirectory("pdc-profile", dir))
+    return emitError(loc, "--profile: cannot create a temporary directory");
+  std::string exe = (dir + "/stage0").str(), json = (dir + "/ops.json").str();
+  LogicalResult ran = success();
+  if (failed(emitObjectFile(**lowered, exe + ".o")) ||
+      failed(linkStage(loc, exe + ".o", exe)) ||
+      failed(runProfilingStage(loc, exe, json)))
+    ran = failure();
+  FailureOr<std::map<int64_t, double>> times = failure();
+  if (succeeded(ran))
+    times = readOpTimes(loc, json);
+  llvm::sys::fs::remove_directories(dir);
+  if (failed(times))
+    return failure();
+  // Ops of one signature share the mean of their times.
+  llvm::StringMap<std::pair<double, int64_t>> sums;
+  for (auto [id, t] : *times)
+    if (id >= 0 && id < (int64_t)sigs.size()) {
+      auto &sum = sums[sigs[id]];
+      sum.first += t;
+      ++sum.second;
+    }
+  for (const auto &entry : sums) {
+    seconds[entry.getKey()] = entry.getValue().first / entry.getValue().second;
+    ++measuredNow;
+  }
+  return save(loc);
+}
+
+LogicalResult OpProfiler::annotate(ModuleOp module, TimingScope &timing) {
+  if (!active_)
+    return success();
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main)
+    return success();
+  auto missing = [&] {
+    return llvm::any_of(main.getBody().front(), [&](Operation &op) {
+      return isa<CostOpInterface>(op) && !seconds.count(opSignature(&op));
+    });
+  };
+  if (o.profile && missing() && failed(measure(module, timing)))
+    return failure();
+  PDDialect::SecondsAttrHelper attr(module.getContext());
+  Builder b(module.getContext());
+  for (Operation &op : main.getBody().front())
+    if (isa<CostOpInterface>(op)) {
+      auto it = seconds.find(opSignature(&op));
+      if (it != seconds.end())
+        attr.setAttr(&op, b.getF64FloatAttr(it->second));
+    }
+  return success();
+}
