@@ -1,11 +1,12 @@
 //===- Compiler.cpp - pdc's phases after import -----------------*- C++ -*-===//
 //
-// runCompiler: resolves the plan's free choices from the options and the
-// model, chooses the recomputing stages, runs autodiff, asks the planner
-// where to cut, runs stage partitioning, outlining and buffer allocation
-// (stopping at --emit's phase), checks memory, simulates the plan, and
-// writes the plan directory: one linked executable per stage, plan.json,
-// trace.json and `run`.
+// runCompiler: checks the options against the model, runs autodiff, lets
+// the plan search fill the free choices (depth, width, microbatch,
+// schedule, recomputing stages, the cuts) on the stage model, runs stage
+// partitioning, outlining and buffer allocation for the chosen plan
+// (stopping at --emit's phase), checks that the stage model agrees and the
+// memory fits, simulates the plan, and writes the plan directory: one
+// linked executable per stage, plan.json, trace.json and `run`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,11 +16,9 @@
 #include "PlanSearch.h"
 #include "OpProfile.h"
 #include "dialects/PD/IR/PDOps.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "pd/Pipeline/Pipeline.h"
 #include "pd/Codegen/Codegen.h"
-#include "pd/Planner/Partition.h"
 #include "pd/Planner/Planner.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -136,6 +135,79 @@ static void checkModel(ModuleOp module, const PlanSearch &search,
         << *diff;
 }
 
+namespace {
+/// The compiled plan's documents: per-stage facts, the prediction,
+/// plan.json and the Chrome trace.
+struct PlanDocuments {
+  SmallVector<StageInfo> stages;
+  PlanPrediction prediction;
+  std::string plan, trace;
+};
+} // namespace
+
+/// Checks the compiled plan (the stage model agrees, memory fits),
+/// simulates it and renders plan.json and trace.json.
+static FailureOr<PlanDocuments> describePlan(ModuleOp module,
+                                             const CompilerOptions &o,
+                                             const PlanSearch &search,
+                                             const OpProfiler &profiler) {
+  checkModel(module, search, o);
+  PlanDocuments docs;
+  for (int64_t s = 0; s < o.stages; ++s) {
+    auto info = collectStageInfo(module, s);
+    if (failed(info))
+      return failure();
+    docs.stages.push_back(*info);
+  }
+  if (failed(checkMemory(module, docs.stages, o)))
+    return failure();
+  FailureOr<PlanPrediction> prediction = predictPlan(module, o);
+  if (failed(prediction))
+    return failure();
+  docs.prediction = *prediction;
+  llvm::json::Value planJson = buildPlanJson(docs.stages, o, *prediction);
+  llvm::json::Object &fields = *planJson.getAsObject();
+  if (search.searched())
+    fields.try_emplace("search", search.toJson());
+  fields.try_emplace("costs", profiler.active()
+                                  ? profiler.describe()
+                                  : "roofline of " + prediction->spec.name);
+  llvm::raw_string_ostream planOs(docs.plan), traceOs(docs.trace);
+  planOs << llvm::formatv("{0:2}", planJson) << "\n";
+  writeChromeTrace(prediction->result, traceOs);
+  traceOs << "\n";
+  return docs;
+}
+
+/// Writes the plan directory (atomically) and prints the plan.
+static LogicalResult writePlan(ModuleOp module, const CompilerOptions &o,
+                               const PlanSearch &search,
+                               const OpProfiler &profiler,
+                               const PlanDocuments &docs,
+                               llvm::raw_ostream &out, TimingScope &timing) {
+  auto dir = PlanDirectory::create(module.getLoc(), o.outputDir);
+  if (failed(dir) || failed(dir->writeFile("plan.json", docs.plan)) ||
+      failed(dir->writeFile("trace.json", docs.trace)))
+    return failure();
+  TimingScope codegenTiming = timing.nest("code generation");
+  if (!o.planOnly && failed(writeExecutables(module, docs.stages, o, *dir)))
+    return failure();
+  codegenTiming.stop();
+  if (failed(dir->commit()))
+    return failure();
+  search.print(out);
+  if (profiler.active())
+    out << "costs: " << profiler.describe() << "\n";
+  printPlanSummary(docs.stages, o, docs.prediction, out);
+  out << "wrote " << o.outputDir << "/";
+  if (o.planOnly)
+    out << " (plan.json, trace.json)\n";
+  else
+    out << " (plan.json, trace.json, run, stage0..stage" << o.stages - 1
+        << ")\n";
+  return success();
+}
+
 LogicalResult mlir::pd::runCompiler(ModuleOp module,
                                     const CompilerOptions &options,
                                     llvm::raw_ostream &out,
@@ -173,58 +245,15 @@ LogicalResult mlir::pd::runCompiler(ModuleOp module,
     return success();
   }
   TimingScope checkTiming = timing.nest("plan checks and prediction");
-  checkModel(module, *search, o);
-  SmallVector<StageInfo> stages;
-  for (int64_t s = 0; s < o.stages; ++s) {
-    auto info = collectStageInfo(module, s);
-    if (failed(info))
-      return failure();
-    stages.push_back(*info);
-  }
-  if (failed(checkMemory(module, stages, o)))
-    return failure();
-  FailureOr<PlanPrediction> prediction = predictPlan(module, o);
-  if (failed(prediction))
-    return failure();
-  std::string plan, trace;
-  llvm::raw_string_ostream planOs(plan), traceOs(trace);
-  llvm::json::Value planJson = buildPlanJson(stages, o, *prediction);
-  if (search->searched())
-    planJson.getAsObject()->try_emplace("search", search->toJson());
-  planJson.getAsObject()->try_emplace(
-      "costs", profiler.active() ? profiler.describe()
-                                 : std::string("roofline of ") +
-                                       prediction->spec.name);
-  planOs << llvm::formatv("{0:2}", planJson) << "\n";
-  writeChromeTrace(prediction->result, traceOs);
-  traceOs << "\n";
+  FailureOr<PlanDocuments> docs = describePlan(module, o, *search, profiler);
   checkTiming.stop();
+  if (failed(docs))
+    return failure();
   if (o.emit == EmitKind::Plan || o.emit == EmitKind::Trace) {
-    out << (o.emit == EmitKind::Plan ? plan : trace);
+    out << (o.emit == EmitKind::Plan ? docs->plan : docs->trace);
     return success();
   }
   if (o.emit == EmitKind::LLVM)
-    return emitLLVM(module, stages, o, out);
-
-  auto dir = PlanDirectory::create(module.getLoc(), o.outputDir);
-  if (failed(dir) || failed(dir->writeFile("plan.json", plan)) ||
-      failed(dir->writeFile("trace.json", trace)))
-    return failure();
-  TimingScope codegenTiming = timing.nest("code generation");
-  if (!o.planOnly && failed(writeExecutables(module, stages, o, *dir)))
-    return failure();
-  codegenTiming.stop();
-  if (failed(dir->commit()))
-    return failure();
-  search->print(out);
-  if (profiler.active())
-    out << "costs: " << profiler.describe() << "\n";
-  printPlanSummary(stages, o, *prediction, out);
-  out << "wrote " << o.outputDir << "/";
-  if (o.planOnly)
-    out << " (plan.json, trace.json)\n";
-  else
-    out << " (plan.json, trace.json, run, stage0..stage" << o.stages - 1
-        << ")\n";
-  return success();
+    return emitLLVM(module, docs->stages, o, out);
+  return writePlan(module, o, *search, profiler, *docs, out, timing);
 }

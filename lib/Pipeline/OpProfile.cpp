@@ -4,7 +4,8 @@
 //   {"cpu": "...", "model": "...", "ops": {"<signature>": seconds, ...}}.
 // The profiling stage: the model at d = 1, flush, two microbatches, SGD,
 // every costed op of @main tagged pd.profile_id (its position), run for
-// three steps under mpirun with one thread; the first step is warm-up.
+// three steps, one copy per core at once (each under mpirun, one thread);
+// the first step is warm-up; an op's time is the mean over the copies.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,9 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/xxhash.h"
 
+#include <algorithm>
 #include <map>
+#include <thread>
 #include <unistd.h>
 
 extern char **environ;
@@ -145,21 +148,36 @@ LogicalResult OpProfiler::save(Location loc) {
   return success();
 }
 
-/// Runs the profiling stage `exe`; its per-op totals land in `json`.
+/// The copies of the profiling stage run at once: one per core, so that
+/// each op is timed under the load of a plan that fills the machine
+/// (caches, memory bandwidth and clocks shared by every core).
+static unsigned profilingCopies() {
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 64u);
+}
+
+/// The stage's own error line in `output`, else its last line.
+static std::string failureReason(StringRef output, StringRef fallback) {
+  SmallVector<StringRef> lines;
+  output.split(lines, '\n', -1, /*KeepEmpty=*/false);
+  StringRef why = fallback;
+  for (StringRef line : llvm::reverse(lines))
+    if (!line.trim().empty() && !line.starts_with("---")) {
+      why = line.trim();
+      if (line.contains("error"))
+        break;
+    }
+  return why.str();
+}
+
+/// Runs `copies` copies of the profiling stage `exe` at once, each under
+/// its own mpirun and one thread; copy i writes its per-op totals to
+/// `json`.i.
 static LogicalResult runProfilingStage(Location loc, StringRef exe,
-                                       StringRef json) {
+                                       StringRef json, unsigned copies) {
   auto mpirun = llvm::sys::findProgramByName("mpirun");
   if (!mpirun)
     return emitError(loc, "--profile runs the model under mpirun, which is "
                           "not on PATH");
-  std::vector<std::string> args{*mpirun, "-np", "1", "-x", "OPENBLAS_NUM_THREADS",
-                                "-x", "OMP_NUM_THREADS"};
-  if (::getuid() == 0)
-    args.push_back("--allow-run-as-root");
-  for (std::string a : {exe.str(), std::string("--synthetic"),
-                        std::string("--synthetic-weights"), std::string("--steps"),
-                        std::string("3"), std::string("--profile-ops"), json.str()})
-    args.push_back(a);
   std::vector<std::string> env;
   for (char **e = environ; *e; ++e)
     if (!StringRef(*e).starts_with("OPENBLAS_NUM_THREADS=") &&
@@ -167,39 +185,54 @@ static LogicalResult runProfilingStage(Location loc, StringRef exe,
       env.push_back(*e);
   env.push_back("OPENBLAS_NUM_THREADS=1");
   env.push_back("OMP_NUM_THREADS=1");
-  std::vector<StringRef> argRefs(args.begin(), args.end());
   std::vector<StringRef> envRefs(env.begin(), env.end());
-  std::string message;
-  SmallString<128> log;
-  llvm::sys::fs::createTemporaryFile("pdc-profile", "log", log);
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
-                                          StringRef(log)};
-  int rc = llvm::sys::ExecuteAndWait(*mpirun, argRefs, envRefs, redirects, 0,
-                                     0, &message);
-  std::string output;
-  if (auto buffer = llvm::MemoryBuffer::getFile(log))
-    output = (*buffer)->getBuffer().trim().str();
-  llvm::sys::fs::remove(log);
-  if (rc != 0) {
-    // The stage's own error line, else the last line mpirun printed.
-    SmallVector<StringRef> lines;
-    StringRef(output).split(lines, '\n', -1, /*KeepEmpty=*/false);
-    StringRef why = message;
-    for (StringRef line : llvm::reverse(lines))
-      if (!line.trim().empty() && !line.starts_with("---")) {
-        why = line.trim();
-        if (line.contains("error"))
-          break;
-      }
-    return emitError(loc, "--profile: the profiling stage failed (exit ")
-           << rc << "): " << why;
+  struct Copy {
+    std::vector<std::string> args;
+    SmallString<128> log;
+    llvm::sys::ProcessInfo process;
+  };
+  std::vector<Copy> running(copies);
+  for (unsigned i = 0; i < copies; ++i) {
+    Copy &c = running[i];
+    // Unbound, so that the copies spread over the cores.
+    c.args = {*mpirun, "-np", "1", "--bind-to", "none", "-x",
+              "OPENBLAS_NUM_THREADS", "-x", "OMP_NUM_THREADS"};
+    if (::getuid() == 0)
+      c.args.push_back("--allow-run-as-root");
+    for (std::string a : {exe.str(), std::string("--synthetic"),
+                          std::string("--synthetic-weights"),
+                          std::string("--steps"), std::string("3"),
+                          std::string("--profile-ops"),
+                          (json + "." + Twine(i)).str()})
+      c.args.push_back(a);
+    llvm::sys::fs::createTemporaryFile("pdc-profile", "log", c.log);
+    std::vector<StringRef> argRefs(c.args.begin(), c.args.end());
+    std::optional<StringRef> redirects[] = {std::nullopt, StringRef(c.log),
+                                            StringRef(c.log)};
+    c.process =
+        llvm::sys::ExecuteNoWait(*mpirun, argRefs, envRefs, redirects);
   }
+  std::string failure;
+  for (Copy &c : running) {
+    std::string message;
+    llvm::sys::ProcessInfo done =
+        llvm::sys::Wait(c.process, std::nullopt, &message);
+    std::string output;
+    if (auto buffer = llvm::MemoryBuffer::getFile(c.log))
+      output = (*buffer)->getBuffer().trim().str();
+    llvm::sys::fs::remove(c.log);
+    if (done.ReturnCode != 0 && failure.empty())
+      failure = llvm::formatv("exit {0}): {1}", done.ReturnCode,
+                              failureReason(output, message));
+  }
+  if (!failure.empty())
+    return emitError(loc, "--profile: the profiling stage failed (") << failure;
   return success();
 }
 
 /// Per-op seconds per call from a --profile-ops file, by op id.
-static FailureOr<std::map<int64_t, double>> readOpTimes(Location loc,
-                                                        StringRef path) {
+static FailureOr<std::map<int64_t, double>> readOpTimesOf(Location loc,
+                                                          StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
     return emitError(loc, "--profile: no op times from the profiling stage");
@@ -223,6 +256,22 @@ static FailureOr<std::map<int64_t, double>> readOpTimes(Location loc,
       times[*id] = *total / double(*calls);
   }
   return times;
+}
+
+/// Per-op seconds per call, by op id, averaged over the copies' files
+/// `json`.0 .. `json`.(copies - 1).
+static FailureOr<std::map<int64_t, double>>
+readOpTimes(Location loc, StringRef json, unsigned copies) {
+  std::map<int64_t, double> mean;
+  for (unsigned i = 0; i < copies; ++i) {
+    FailureOr<std::map<int64_t, double>> times =
+        readOpTimesOf(loc, (json + "." + Twine(i)).str());
+    if (failed(times))
+      return failure();
+    for (auto [id, t] : *times)
+      mean[id] += t / copies;
+  }
+  return mean;
 }
 
 LogicalResult OpProfiler::measure(ModuleOp module, TimingScope &timing) {
@@ -265,11 +314,11 @@ LogicalResult OpProfiler::measure(ModuleOp module, TimingScope &timing) {
   LogicalResult ran = success();
   if (failed(emitObjectFile(**lowered, exe + ".o")) ||
       failed(linkStage(loc, exe + ".o", exe)) ||
-      failed(runProfilingStage(loc, exe, json)))
+      failed(runProfilingStage(loc, exe, json, profilingCopies())))
     ran = failure();
   FailureOr<std::map<int64_t, double>> times = failure();
   if (succeeded(ran))
-    times = readOpTimes(loc, json);
+    times = readOpTimes(loc, json, profilingCopies());
   llvm::sys::fs::remove_directories(dir);
   if (failed(times))
     return failure();

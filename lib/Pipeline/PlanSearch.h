@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/Timing.h"
 #include "pd/Pipeline/Compiler.h"
+#include "pd/Planner/Candidates.h"
 #include "pd/Planner/StageModel.h"
 #include "pd/Support/CompilerOptions.h"
 #include "llvm/Support/JSON.h"
@@ -27,26 +28,6 @@
 namespace mlir::pd {
 
 class OpProfiler;
-
-struct PlanCandidate {
-  int64_t stages = 1, replicas = 1, microbatches = 1, microbatch = 1;
-  Schedule schedule = Schedule::TwoBW;
-  Recompute recompute = Recompute::None;
-  double samplesPerSecond = 0, stepSeconds = 0;
-  int64_t peakStageBytes = 0; ///< The largest stage's arena.
-  /// peakStageBytes is only a lower bound: the candidate was rejected for
-  /// its parameters alone, without modelling its split.
-  bool boundOnly = false;
-  /// The stages that recompute (under recompute=auto, those chosen).
-  std::vector<int64_t> recomputeStages;
-  /// The pd.op_id starting each stage after the first.
-  std::vector<int64_t> cuts;
-  std::string rejected; ///< Why it cannot run; empty if it can.
-
-  /// "d=2 w=1 m=4 b=8 2bw recompute=none" ("recompute=stages 1,3" for
-  /// auto).
-  std::string describe() const;
-};
 
 struct PlanSearch {
   /// Every candidate considered, the chosen one first, then the feasible

@@ -1,4 +1,4 @@
-//===- PlanScoring.h - Pricing the candidates of one split ------*- C++ -*-===//
+//===- SplitScorer.h - Pricing the candidates of one split ------*- C++ -*-===//
 //
 // The candidates sharing a microbatch size b, depth d and width w share the
 // planner's cuts and, per recomputing set, the stage model; each schedule
@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PD_LIB_PIPELINE_PLANSCORING_H
-#define PD_LIB_PIPELINE_PLANSCORING_H
+#ifndef PD_PLANNER_SPLITSCORER_H
+#define PD_PLANNER_SPLITSCORER_H
 
-#include "PlanSearch.h"
+#include "pd/Planner/Candidates.h"
 #include "pd/Planner/DeviceSpec.h"
 #include "pd/Planner/ProgramGraph.h"
 #include "pd/Planner/StageModel.h"
@@ -22,12 +22,6 @@
 #include <vector>
 
 namespace mlir::pd {
-
-/// `o` with the choices of `c` filled in.
-CompilerOptions withCandidate(CompilerOptions o, const PlanCandidate &c);
-
-/// "3008 bytes", or "19.3 GiB" for sizes of 10 KiB and more.
-std::string formatBytes(int64_t bytes);
 
 class SplitScorer {
 public:
@@ -66,4 +60,4 @@ private:
 
 } // namespace mlir::pd
 
-#endif // PD_LIB_PIPELINE_PLANSCORING_H
+#endif // PD_PLANNER_SPLITSCORER_H

@@ -1,34 +1,12 @@
-//===- PlanScoring.cpp - Pricing the candidates of one split --------------===//
+//===- SplitScorer.cpp - Pricing the candidates of one split --------------===//
 
-#include "PlanScoring.h"
+#include "pd/Planner/SplitScorer.h"
 #include "pd/Planner/Partition.h"
 #include "pd/Planner/Planner.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::pd;
-
-CompilerOptions mlir::pd::withCandidate(CompilerOptions o,
-                                        const PlanCandidate &c) {
-  o.stages = c.stages;
-  o.replicas = c.replicas;
-  o.microbatches = c.microbatches;
-  o.microbatch = c.microbatch;
-  o.schedule = c.schedule;
-  o.recompute = c.recompute;
-  return o;
-}
-
-std::string mlir::pd::formatBytes(int64_t bytes) {
-  if (bytes < 10 * 1024)
-    return std::to_string(bytes) + " bytes";
-  const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
-  double v = bytes / 1024.0;
-  int unit = 0;
-  for (; v >= 1024 && unit < 3; ++unit)
-    v /= 1024;
-  return llvm::formatv("{0:F1} {1}", v, units[unit]);
-}
 
 /// Chain positions of the planner's split into d stages (ranks w apart).
 const std::vector<int64_t> &SplitScorer::positions() {

@@ -1,0 +1,95 @@
+//===- stage_model_test.cc - The memory model on a small program ----------===//
+//
+// The stage model (StageModel.h) on the differentiated MLP of
+// test/Import/mlp.onnxtext, worked out by hand from the rules of
+// pd-outline-stages and pd-allocate-buffers; and the program graph at
+// another microbatch size derived from two (ProgramGraph::atMicrobatch)
+// against the graph of that size itself.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlp_program.h"
+#include "pd/Planner/StageModel.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace mlir::pd;
+
+using namespace pdtest;
+
+// Cut before the second matmul (chain position 3 of matmul, add, relu,
+// matmul, add, cross-entropy), momentum.
+TEST(StageModel, TwoStagesOfTheMLPByHand) {
+  Program p(mlpAt(4));
+  ASSERT_EQ(p.graph.chain.opIds.size(), 6u);
+  auto model = modelStages(p.graph, {3}, {}, Optimizer::Momentum);
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  const StageRegions &s0 = model->stages[0].regions;
+  // w1 (512 bytes) and b1 (64): weights, gradients, one velocity each.
+  EXPECT_EQ(s0.weights, 576);
+  EXPECT_EQ(s0.grads, 576);
+  EXPECT_EQ(s0.optimizer, 576);
+  // The backward reads relu's output (256) and x (128): the stash. relu's
+  // output is also sent to stage 1, from the stash (no comm).
+  EXPECT_EQ(s0.stashSlot, 384);
+  EXPECT_EQ(s0.comm, 0);
+  // Forward: matmul [2, 4] and add [4, 5] overlap (512); backward: the
+  // received gradient, relu_grad and sum_to pack into 512 (the weight
+  // gradient matmul accumulates in place).
+  EXPECT_EQ(s0.workspace, 512);
+  ASSERT_EQ(model->stages[0].recvs.size(), 1u);
+  EXPECT_EQ(model->stages[0].recvs[0],
+            (StageRecv{/*peer=*/1, /*bytes=*/256, /*forward=*/false}));
+  const StageRegions &s1 = model->stages[1].regions;
+  // w2 (640) and b2 (40 -> 64).
+  EXPECT_EQ(s1.weights, 704);
+  // Stage 1 sends relu's gradient (256) from its workspace-free comm.
+  EXPECT_EQ(s1.comm, 256);
+  EXPECT_TRUE(model->tiedBytes.empty());
+}
+
+// Recomputing stage 0 stashes only x; its backward reruns the forward.
+TEST(StageModel, RecomputationStashesTheInputs) {
+  Program p(mlpAt(4));
+  auto none = modelStages(p.graph, {3}, {}, Optimizer::SGD);
+  auto full = modelStages(p.graph, {3}, {0}, Optimizer::SGD);
+  ASSERT_TRUE(bool(none) && bool(full));
+  EXPECT_EQ(full->stages[0].regions.stashSlot, 128);
+  EXPECT_TRUE(full->stages[0].recompute);
+  EXPECT_GT(full->stages[0].backwardSeconds, none->stages[0].backwardSeconds);
+  EXPECT_DOUBLE_EQ(full->stages[0].backwardSeconds,
+                   none->stages[0].backwardSeconds +
+                       none->stages[0].forwardSeconds);
+}
+
+// Schedules: 2BW keeps two weight versions and d - k stash slots, GPipe m.
+TEST(StageModel, ScheduleSetsVersionsAndSlots) {
+  Program p(mlpAt(4));
+  auto model = modelStages(p.graph, {3}, {}, Optimizer::SGD);
+  ASSERT_TRUE(bool(model));
+  PipelineSummary twoBW = *model, gpipe = *model;
+  twoBW.applySchedule(Schedule::TwoBW, 4);
+  gpipe.applySchedule(Schedule::GPipe, 4);
+  EXPECT_EQ(twoBW.stages[0].regions.weightVersions, 2);
+  EXPECT_EQ(twoBW.stages[0].regions.stashSlots, 2);
+  EXPECT_EQ(twoBW.stages[1].regions.stashSlots, 1);
+  EXPECT_EQ(gpipe.stages[1].regions.stashSlots, 4);
+  EXPECT_EQ(gpipe.stages[0].regions.weightVersions, 1);
+}
+
+// The graph at b = 2 derived from b = 4 and b = 8 equals the graph of the
+// model at b = 2.
+TEST(StageModel, DerivedMicrobatchSizeEqualsTheReal) {
+  Program at4(mlpAt(4)), at8(mlpAt(8)), at2(mlpAt(2));
+  std::optional<ProgramGraph> derived =
+      ProgramGraph::atMicrobatch(at4.graph, 4, at8.graph, 8, 2);
+  ASSERT_TRUE(derived.has_value());
+  ASSERT_EQ(derived->values.size(), at2.graph.values.size());
+  for (size_t v = 0; v < derived->values.size(); ++v)
+    EXPECT_EQ(derived->values[v].bytes, at2.graph.values[v].bytes) << v;
+  for (size_t i = 0; i < derived->ops.size(); ++i) {
+    EXPECT_DOUBLE_EQ(derived->ops[i].flops, at2.graph.ops[i].flops) << i;
+    EXPECT_DOUBLE_EQ(derived->ops[i].bytes, at2.graph.ops[i].bytes) << i;
+  }
+}
