@@ -3,7 +3,7 @@
 // pdc --profile: every costed op of the differentiated model is timed on
 // this machine by compiling the model as one profiling stage (each op
 // between two pd.profile_mark calls), running one copy of it per core at
-// once for a few steps on synthetic data and weights, one thread each (one
+// once for a few steps on synthetic data and the model's weights, one thread each (one
 // device of the cpu spec is one core, and a plan keeps every core busy),
 // and reading the per-op times back. Measurements are cached
 // per CPU model and model file (their hash), keyed by each op's signature

@@ -1,7 +1,7 @@
 //===- args.cc - The stage executable's command line --------------------------===//
 //
 // --model PATH --steps N --lr X --seed S --log-every K --data DIR |
-// --synthetic --synthetic-weights --save-onnx OUT --print-memory
+// --synthetic --synthetic-weights[-if-missing] --save-onnx OUT --print-memory
 // --check-ties --dump-grads DIR --profile-ops FILE. Every stage receives
 // the same arguments; anything unknown or malformed is an error naming it.
 //
@@ -91,6 +91,10 @@ Status parseArgs(const std::vector<std::string> &args, RunOptions *out) {
     }
     if (flag == "--synthetic-weights" && !hasValue) {
       o.syntheticWeights = true;
+      continue;
+    }
+    if (flag == "--synthetic-weights-if-missing" && !hasValue) {
+      o.syntheticWeightsIfMissing = true;
       continue;
     }
     static const char *const kValued[] = {"--model", "--steps", "--lr", "--seed",

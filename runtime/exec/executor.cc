@@ -166,10 +166,17 @@ Status Executor::setup() {
     std::string model = opts_.model.empty() ? m_.model : opts_.model;
     if (model.empty())
       return Status::error("no model: pass --model PATH.onnx");
-    PDRT_RETURN_IF_ERROR(loadInitialWeights(m_, model, weights(0),
-                                            m_.regions.weights,
-                                            (int)m_.regions.weightVersions));
-    PDRT_RETURN_IF_ERROR(loadInitialState(m_, model, state()));
+    Status loaded = loadInitialWeights(m_, model, weights(0),
+                                       m_.regions.weights,
+                                       (int)m_.regions.weightVersions);
+    if (loaded.isOk())
+      loaded = loadInitialState(m_, model, state());
+    if (!loaded.isOk() && opts_.syntheticWeightsIfMissing) {
+      std::memset(state(), 0, (size_t)m_.regions.state);
+      fillSyntheticWeights();
+    } else {
+      PDRT_RETURN_IF_ERROR(loaded);
+    }
   }
   if (opts_.synthetic)
     data_.openSynthetic(m_, opts_.seed);

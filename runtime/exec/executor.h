@@ -39,8 +39,11 @@ struct RunOptions {
   /// and write the totals to FILE as JSON.
   std::string profileOps;
   /// --synthetic-weights: start from small pseudo-random weights instead of
-  /// the model's initializers (a model without weight data, profiling).
-  bool syntheticWeights = false;
+  /// the model's initializers (a model without weight data);
+  /// --synthetic-weights-if-missing: only when the model's cannot be read
+  /// (profiling: op times depend on the values, so real ones when they
+  /// exist).
+  bool syntheticWeights = false, syntheticWeightsIfMissing = false;
 };
 
 /// Parses the stage command line (argv[1..]); errors name the argument.
