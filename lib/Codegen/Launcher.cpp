@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
     --) shift; mpi_extra=("$@"); break ;;
     --hostfile) hostfile="$2"; shift 2 ;;
     --model) MODEL="$2"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,/^set /p' "${BASH_SOURCE[0]}" | sed '$d'; exit 0 ;;
     *) args+=("$1"); shift ;;
   esac
 done
@@ -93,6 +93,7 @@ LogicalResult mlir::pd::writeLauncher(Location loc, StringRef dir,
      << "# Usage: run [--steps N] [--lr X] [--seed S] [--log-every K]\n"
      << "#            [--data DIR | --synthetic] [--save-onnx OUT.onnx]\n"
      << "#            [--print-memory] [--model M.onnx] [--hostfile FILE]\n"
+     << "#            [--synthetic-weights] [--check-ties] [--dump-grads DIR]\n"
      << "#            [-- extra mpirun/srun arguments]\n"
      << "# Under SLURM (SLURM_JOB_ID set) it uses srun --multi-prog unless\n"
      << "# PDC_USE_MPIRUN is set.\n"
