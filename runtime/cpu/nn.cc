@@ -10,7 +10,9 @@
 #include "pdrt/pdrt.h"
 #include "pdrt/pdrt_numerics.h"
 #include "strided_runs.h"
+#include "vmath.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -65,12 +67,36 @@ bool validKind(pdrt_ctx *ctx, int32_t kind) {
   return false;
 }
 
+/// The vectorised form of unary `kind`, if it has one.
+using ArrayFn = void (*)(const float *, float *, int64_t);
+ArrayFn vectorised(int32_t kind) {
+  switch (kind) {
+  case PDRT_EXP: return pdrt::vmath::exp;
+  case PDRT_LOG: return pdrt::vmath::log;
+  case PDRT_ERF: return pdrt::vmath::erf;
+  case PDRT_TANH: return pdrt::vmath::tanh;
+  case PDRT_COS: return pdrt::vmath::cos;
+  case PDRT_SIN: return pdrt::vmath::sin;
+  default: return nullptr;
+  }
+}
+
 } // namespace
 
 extern "C" void pdrt_unary(pdrt_ctx *ctx, int32_t kind, float alpha,
                            const float *x, float *y, int64_t n) {
   if (pdrt::hasError(ctx) || !validKind(ctx, kind))
     return;
+  if (ArrayFn f = vectorised(kind))
+    return f(x, y, n);
+  if (kind == PDRT_SIGMOID) {
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = -x[i];
+    pdrt::vmath::exp(y, y, n);
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = 1.0f / (1.0f + y[i]);
+    return;
+  }
   for (int64_t i = 0; i < n; ++i)
     y[i] = unaryApply(kind, alpha, x[i]);
 }
@@ -80,6 +106,30 @@ extern "C" void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
                                 const float *y, float *dx, int64_t n) {
   if (pdrt::hasError(ctx) || !validKind(ctx, kind))
     return;
+  if (kind == PDRT_ERF || kind == PDRT_SIN || kind == PDRT_COS) {
+    // The derivative's transcendental part a chunk at a time.
+    float buf[pdrt::vmath::kChunk];
+    for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
+      int64_t c = std::min(pdrt::vmath::kChunk, n - at);
+      const float *xs = x + at;
+      if (kind == PDRT_ERF) {
+        for (int64_t i = 0; i < c; ++i)
+          buf[i] = -xs[i] * xs[i];
+        pdrt::vmath::exp(buf, buf, c);
+        for (int64_t i = 0; i < c; ++i)
+          dx[at + i] = dy[at + i] * (1.1283791670955126f * buf[i]);
+      } else if (kind == PDRT_SIN) {
+        pdrt::vmath::cos(xs, buf, c);
+        for (int64_t i = 0; i < c; ++i)
+          dx[at + i] = dy[at + i] * buf[i];
+      } else {
+        pdrt::vmath::sin(xs, buf, c);
+        for (int64_t i = 0; i < c; ++i)
+          dx[at + i] = dy[at + i] * -buf[i];
+      }
+    }
+    return;
+  }
   for (int64_t i = 0; i < n; ++i)
     dx[i] = dy[i] * unaryDerivative(kind, alpha, x[i], y[i]);
 }
@@ -106,10 +156,21 @@ extern "C" void pdrt_gelu(pdrt_ctx *ctx, int32_t approxTanh, const float *x,
                           float *y, int64_t n) {
   if (pdrt::hasError(ctx))
     return;
-  for (int64_t i = 0; i < n; ++i) {
-    float v = x[i];
-    float s = approxTanh ? std::tanh(geluTanhArg(v)) : std::erf(v * kInvSqrt2);
-    y[i] = 0.5f * v * (1.0f + s);
+  float s[pdrt::vmath::kChunk];
+  for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
+    int64_t c = std::min(pdrt::vmath::kChunk, n - at);
+    const float *xs = x + at;
+    if (approxTanh) {
+      for (int64_t i = 0; i < c; ++i)
+        s[i] = geluTanhArg(xs[i]);
+      pdrt::vmath::tanh(s, s, c);
+    } else {
+      for (int64_t i = 0; i < c; ++i)
+        s[i] = xs[i] * kInvSqrt2;
+      pdrt::vmath::erf(s, s, c);
+    }
+    for (int64_t i = 0; i < c; ++i)
+      y[at + i] = 0.5f * xs[i] * (1.0f + s[i]);
   }
 }
 
@@ -118,19 +179,33 @@ extern "C" void pdrt_gelu_grad(pdrt_ctx *ctx, int32_t approxTanh,
                                int64_t n) {
   if (pdrt::hasError(ctx))
     return;
-  for (int64_t i = 0; i < n; ++i) {
-    float v = x[i], d;
+  float s[pdrt::vmath::kChunk], e[pdrt::vmath::kChunk];
+  for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
+    int64_t c = std::min(pdrt::vmath::kChunk, n - at);
+    const float *xs = x + at;
     if (approxTanh) {
       // gelu' = 0.5 (1 + t) + 0.5 x (1 - t^2) u', u' = sqrt(2/pi)(1 + 3c x^2)
-      float t = std::tanh(geluTanhArg(v));
-      float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
-      d = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
+      for (int64_t i = 0; i < c; ++i)
+        s[i] = geluTanhArg(xs[i]);
+      pdrt::vmath::tanh(s, s, c);
+      for (int64_t i = 0; i < c; ++i) {
+        float v = xs[i], t = s[i];
+        float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
+        dx[at + i] =
+            dy[at + i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
+      }
     } else {
       // gelu' = Phi(x) + x phi(x), phi the standard normal density.
-      d = 0.5f * (1.0f + std::erf(v * kInvSqrt2)) +
-          v * kInvSqrt2Pi * std::exp(-0.5f * v * v);
+      for (int64_t i = 0; i < c; ++i) {
+        s[i] = xs[i] * kInvSqrt2;
+        e[i] = -0.5f * xs[i] * xs[i];
+      }
+      pdrt::vmath::erf(s, s, c);
+      pdrt::vmath::exp(e, e, c);
+      for (int64_t i = 0; i < c; ++i)
+        dx[at + i] = dy[at + i] * (0.5f * (1.0f + s[i]) +
+                                   xs[i] * kInvSqrt2Pi * e[i]);
     }
-    dx[i] = dy[i] * d;
   }
 }
 
@@ -154,11 +229,52 @@ extern "C" void pdrt_broadcast(pdrt_ctx *ctx, const float *x, float *y,
 // Softmax: rows of length `dim` with stride `inner`
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// Softmax of contiguous rows (the last axis): exp(x - max) a row at a
+/// time, vectorised; the sum in double.
+void softmaxRows(const float *x, float *y, int64_t rows, int64_t dim,
+                 int32_t log) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *xr = x + r * dim;
+    float *yr = y + r * dim;
+    float max = xr[0];
+    for (int64_t k = 1; k < dim; ++k)
+      max = std::max(max, xr[k]);
+    for (int64_t k = 0; k < dim; ++k)
+      yr[k] = xr[k] - max;
+    if (log) {
+      // y holds x - max; exp of it only for the sum.
+      double sum = 0.0;
+      float e[pdrt::vmath::kChunk];
+      for (int64_t at = 0; at < dim; at += pdrt::vmath::kChunk) {
+        int64_t c = std::min(pdrt::vmath::kChunk, dim - at);
+        pdrt::vmath::exp(yr + at, e, c);
+        for (int64_t k = 0; k < c; ++k)
+          sum += e[k];
+      }
+      float logSum = (float)std::log(sum);
+      for (int64_t k = 0; k < dim; ++k)
+        yr[k] -= logSum;
+      continue;
+    }
+    pdrt::vmath::exp(yr, yr, dim);
+    double sum = 0.0;
+    for (int64_t k = 0; k < dim; ++k)
+      sum += yr[k];
+    float inv = (float)(1.0 / sum);
+    for (int64_t k = 0; k < dim; ++k)
+      yr[k] *= inv;
+  }
+}
+} // namespace
+
 extern "C" void pdrt_softmax(pdrt_ctx *ctx, const float *x, float *y,
                              int64_t outer, int64_t dim, int64_t inner,
                              int32_t log) {
   if (pdrt::hasError(ctx))
     return;
+  if (inner == 1)
+    return softmaxRows(x, y, outer, dim, log);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
       const float *xr = x + o * dim * inner + in;
@@ -182,6 +298,20 @@ extern "C" void pdrt_softmax_grad(pdrt_ctx *ctx, const float *dy,
                                   int64_t dim, int64_t inner, int32_t log) {
   if (pdrt::hasError(ctx))
     return;
+  if (log && inner == 1) {
+    // dx = dy - exp(y) sum(dy), exp vectorised into dx.
+    for (int64_t r = 0; r < outer; ++r) {
+      const float *dyr = dy + r * dim;
+      float *dxr = dx + r * dim;
+      double sum = 0.0;
+      for (int64_t k = 0; k < dim; ++k)
+        sum += dyr[k];
+      pdrt::vmath::exp(y + r * dim, dxr, dim);
+      for (int64_t k = 0; k < dim; ++k)
+        dxr[k] = dyr[k] - dxr[k] * (float)sum;
+    }
+    return;
+  }
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
       int64_t base = o * dim * inner + in;

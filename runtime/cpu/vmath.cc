@@ -1,0 +1,52 @@
+//===- vmath.cc - Vectorised transcendental functions on arrays -----------===//
+//
+// The runtime is built for AVX2 + FMA (runtime/CMakeLists.txt): 8 lanes of
+// SLEEF's functions, a padded copy for the tail. On CPUs with AVX-512F
+// (checked once at start-up) the 16-lane forms of vmath_avx512.cc, the only
+// file built for AVX-512.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vmath.h"
+#include "vmath_avx512.h"
+
+#include <sleef.h>
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+namespace pdrt::vmath {
+
+namespace {
+const bool kAvx512 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
+}();
+} // namespace
+
+#define PDRT_VMATH(name, sleef8)                                               \
+  void name(const float *x, float *y, int64_t n) {                             \
+    if (kAvx512)                                                               \
+      return avx512::name(x, y, n);                                            \
+    int64_t i = 0;                                                             \
+    for (; i + 8 <= n; i += 8)                                                 \
+      _mm256_storeu_ps(y + i, sleef8(_mm256_loadu_ps(x + i)));                 \
+    if (i < n) {                                                               \
+      alignas(32) float buf[8] = {0, 0, 0, 0, 0, 0, 0, 0};                     \
+      std::copy(x + i, x + n, buf);                                            \
+      _mm256_store_ps(buf, sleef8(_mm256_load_ps(buf)));                       \
+      std::copy(buf, buf + (n - i), y + i);                                    \
+    }                                                                          \
+  }
+
+PDRT_VMATH(exp, Sleef_expf8_u10)
+PDRT_VMATH(log, Sleef_logf8_u10)
+PDRT_VMATH(erf, Sleef_erff8_u10)
+PDRT_VMATH(tanh, Sleef_tanhf8_u10)
+PDRT_VMATH(sin, Sleef_sinf8_u10)
+PDRT_VMATH(cos, Sleef_cosf8_u10)
+
+#undef PDRT_VMATH
+
+} // namespace pdrt::vmath

@@ -1,0 +1,30 @@
+//===- vmath.h - Vectorised transcendental functions on arrays ---*- C++ -*-===//
+//
+// y[i] = f(x[i]) for the functions the elementwise kernels spend their time
+// in, computed 16 (AVX-512) or 8 (AVX2) lanes at a time with SLEEF's 1-ULP
+// functions instead of one scalar libm call per element (whose speed also
+// depends on the argument, so measured op costs drifted as training moved
+// the activations). In place (x == y) is allowed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PDRT_CPU_VMATH_H
+#define PDRT_CPU_VMATH_H
+
+#include <cstdint>
+
+namespace pdrt::vmath {
+
+void exp(const float *x, float *y, int64_t n);
+void log(const float *x, float *y, int64_t n);
+void erf(const float *x, float *y, int64_t n);
+void tanh(const float *x, float *y, int64_t n);
+void sin(const float *x, float *y, int64_t n);
+void cos(const float *x, float *y, int64_t n);
+
+/// Elements per chunk for kernels that stage arguments in a local buffer.
+constexpr int64_t kChunk = 1024;
+
+} // namespace pdrt::vmath
+
+#endif // PDRT_CPU_VMATH_H
