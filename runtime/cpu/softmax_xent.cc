@@ -4,14 +4,54 @@
 // the counted rows of lse(row) - row[label] (pdrt_numerics.h), or with the
 // _rows forms (reduction "none") each row's own value, 0 when ignored. A label
 // outside [0, c) is a data error naming the row (the executor adds which
-// microbatch and step).
+// microbatch and step). The CPU forms of pdrt_numerics.h's row functions
+// compute exp a vector at a time (vmath.h), the sum still in double.
 //
 //===----------------------------------------------------------------------===//
 
 #include "exec/context.h"
 #include "pdrt/pdrt_numerics.h"
+#include "vmath.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace {
+
+/// log sum exp(x) of one row (pdrt_row_logsumexp, vectorised).
+float rowLogSumExp(const float *x, int64_t c) {
+  float mx = -INFINITY;
+  for (int64_t j = 0; j < c; ++j)
+    mx = std::max(mx, x[j]);
+  double sum = 0.0;
+  float e[pdrt::vmath::kChunk];
+  for (int64_t at = 0; at < c; at += pdrt::vmath::kChunk) {
+    int64_t n = std::min(pdrt::vmath::kChunk, c - at);
+    for (int64_t j = 0; j < n; ++j)
+      e[j] = x[at + j] - mx;
+    pdrt::vmath::exp(e, e, n);
+    for (int64_t j = 0; j < n; ++j)
+      sum += e[j];
+  }
+  return mx + (float)std::log(sum);
+}
+
+/// Cross-entropy of one row (pdrt_row_xent).
+float rowXent(const float *x, int64_t c, int64_t label) {
+  return rowLogSumExp(x, c) - x[label];
+}
+
+/// scale * (softmax(x) - onehot(label)) of one row (pdrt_row_xent_grad).
+void rowXentGrad(const float *x, int64_t c, int64_t label, float scale,
+                 float *dx) {
+  float lse = rowLogSumExp(x, c);
+  for (int64_t j = 0; j < c; ++j)
+    dx[j] = x[j] - lse;
+  pdrt::vmath::exp(dx, dx, c);
+  for (int64_t j = 0; j < c; ++j)
+    dx[j] *= scale;
+  dx[label] -= scale;
+}
 
 /// Counts the rows that take part in the loss; false (and the sticky error
 /// set) when a label is out of range.
@@ -45,7 +85,7 @@ void xentGradRows(const float *logits, const int64_t *labels, float *dlogits,
         dr[j] = 0.0f;
       continue;
     }
-    pdrt_row_xent_grad(logits + r * c, c, labels[r], scaleOf(r), dr);
+    rowXentGrad(logits + r * c, c, labels[r], scaleOf(r), dr);
   }
 }
 
@@ -60,7 +100,7 @@ extern "C" void pdrt_softmax_xent(pdrt_ctx *ctx, const float *logits,
   double sum = 0.0;
   for (int64_t r = 0; r < n; ++r)
     if (labels[r] != ignore_index)
-      sum += pdrt_row_xent(logits + r * c, c, labels[r]);
+      sum += rowXent(logits + r * c, c, labels[r]);
   *loss = counted ? (float)(sum / (double)counted) : 0.0f;
 }
 
@@ -91,7 +131,7 @@ extern "C" void pdrt_softmax_xent_rows(pdrt_ctx *ctx, const float *logits,
   for (int64_t r = 0; r < n; ++r)
     loss[r] = labels[r] == ignore_index
                   ? 0.0f
-                  : pdrt_row_xent(logits + r * c, c, labels[r]);
+                  : rowXent(logits + r * c, c, labels[r]);
 }
 
 extern "C" void pdrt_softmax_xent_rows_grad(pdrt_ctx *ctx, const float *dloss,
