@@ -20,9 +20,7 @@ namespace {
 
 /// log sum exp(x) of one row (pdrt_row_logsumexp, vectorised).
 float rowLogSumExp(const float *x, int64_t c) {
-  float mx = -INFINITY;
-  for (int64_t j = 0; j < c; ++j)
-    mx = std::max(mx, x[j]);
+  float mx = pdrt::vmath::max(x, c);
   double sum = 0.0;
   float e[pdrt::vmath::kChunk];
   for (int64_t at = 0; at < c; at += pdrt::vmath::kChunk) {

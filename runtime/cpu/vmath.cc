@@ -49,4 +49,21 @@ PDRT_VMATH(cos, Sleef_cosf8_u10)
 
 #undef PDRT_VMATH
 
+float max(const float *x, int64_t n) {
+  float m = x[0];
+  int64_t i = 0;
+  if (n >= 8) {
+    __m256 v = _mm256_loadu_ps(x);
+    for (i = 8; i + 8 <= n; i += 8)
+      v = _mm256_max_ps(v, _mm256_loadu_ps(x + i));
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, v);
+    for (float l : lanes)
+      m = std::max(m, l);
+  }
+  for (; i < n; ++i)
+    m = std::max(m, x[i]);
+  return m;
+}
+
 } // namespace pdrt::vmath

@@ -1,0 +1,125 @@
+//===- vmath_test.cc - Vectorised math and the kernels built on it -------===//
+//
+// vmath's SLEEF-backed exp, log, erf, tanh, sin and cos against libm in
+// double (lengths that leave tails of every size), its max, and GELU,
+// its gradient, softmax and log-softmax against double-precision
+// references: the kernels compute a vector at a time but to float
+// accuracy.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/vmath.h"
+#include "pdrt/pdrt.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace {
+
+std::vector<float> uniform(size_t n, float lo, float hi, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
+/// Checks f(x) against ref(x) (double) within `ulps` units in the last
+/// place of the reference, for lengths 1..40 and 1000.
+void checkArrayFunction(void (*f)(const float *, float *, int64_t),
+                        double (*ref)(double), float lo, float hi, int ulps) {
+  for (int64_t n : {1, 3, 7, 8, 9, 15, 16, 17, 31, 40, 1000}) {
+    std::vector<float> x = uniform(n, lo, hi, (unsigned)n), y(n);
+    f(x.data(), y.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      double want = ref(x[i]);
+      double ulp = std::max<double>(
+          std::fabs(std::nextafter((float)want, INFINITY) - (float)want),
+          1e-38);
+      EXPECT_LE(std::fabs(y[i] - want), ulps * ulp)
+          << "x = " << x[i] << ", n = " << n;
+    }
+  }
+}
+
+double geluRef(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double geluGradRef(double x) {
+  return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))) +
+         x * std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+}
+
+} // namespace
+
+TEST(VectorMath, MatchesLibmToAnUlpOrTwo) {
+  checkArrayFunction(pdrt::vmath::exp, [](double x) { return std::exp(x); },
+                     -80, 80, 2);
+  checkArrayFunction(pdrt::vmath::log, [](double x) { return std::log(x); },
+                     1e-6f, 1e6f, 2);
+  checkArrayFunction(pdrt::vmath::erf, [](double x) { return std::erf(x); },
+                     -5, 5, 2);
+  checkArrayFunction(pdrt::vmath::tanh, [](double x) { return std::tanh(x); },
+                     -10, 10, 2);
+  checkArrayFunction(pdrt::vmath::sin, [](double x) { return std::sin(x); },
+                     -10, 10, 2);
+  checkArrayFunction(pdrt::vmath::cos, [](double x) { return std::cos(x); },
+                     -10, 10, 2);
+}
+
+TEST(VectorMath, ExpInPlaceAndAtTheEnds) {
+  std::vector<float> x = {-INFINITY, -200.0f, 0.0f, 1.0f, 100.0f};
+  pdrt::vmath::exp(x.data(), x.data(), (int64_t)x.size());
+  EXPECT_EQ(x[0], 0.0f);
+  EXPECT_EQ(x[1], 0.0f);
+  EXPECT_EQ(x[2], 1.0f);
+  EXPECT_NEAR(x[3], 2.7182817f, 3e-7f);
+  EXPECT_TRUE(std::isinf(x[4]));
+}
+
+TEST(VectorMath, MaxOfEveryLength) {
+  for (int64_t n = 1; n <= 40; ++n) {
+    std::vector<float> x = uniform(n, -3, 3, (unsigned)(100 + n));
+    x[n / 2] = 7.5f; // somewhere in the body or the tail
+    EXPECT_EQ(pdrt::vmath::max(x.data(), n), 7.5f) << n;
+  }
+}
+
+// GELU's Phi comes from an erfc approximation with absolute error below
+// 1.5e-7: y within that of |x| times it, the gradient likewise.
+TEST(VectorMath, GeluAndItsGradientToFloatAccuracy) {
+  std::vector<float> x = uniform(3001, -8, 8, 7), y(x.size()), dx(x.size());
+  std::vector<float> ones(x.size(), 1.0f);
+  pdrt_gelu(nullptr, 0, x.data(), y.data(), (int64_t)x.size());
+  pdrt_gelu_grad(nullptr, 0, ones.data(), x.data(), dx.data(),
+                 (int64_t)x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    double tol = 4e-7 * std::max(1.0, std::fabs((double)x[i]));
+    EXPECT_NEAR(y[i], geluRef(x[i]), tol) << x[i];
+    EXPECT_NEAR(dx[i], geluGradRef(x[i]), tol) << x[i];
+  }
+}
+
+TEST(VectorMath, SoftmaxRowsMatchDouble) {
+  const int64_t rows = 5, dim = 37;
+  std::vector<float> x = uniform(rows * dim, -20, 20, 11), y(x.size()),
+                     logy(x.size());
+  pdrt_softmax(nullptr, x.data(), y.data(), rows, dim, 1, 0);
+  pdrt_softmax(nullptr, x.data(), logy.data(), rows, dim, 1, 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    double mx = -INFINITY, sum = 0;
+    for (int64_t k = 0; k < dim; ++k)
+      mx = std::max(mx, (double)x[r * dim + k]);
+    for (int64_t k = 0; k < dim; ++k)
+      sum += std::exp(x[r * dim + k] - mx);
+    for (int64_t k = 0; k < dim; ++k) {
+      double lp = x[r * dim + k] - mx - std::log(sum);
+      EXPECT_NEAR(logy[r * dim + k], lp, 2e-5 * std::max(1.0, std::fabs(lp)));
+      // x - max is rounded to float: a relative error of |lp| ulps.
+      double rel = 4e-7 * std::max(1.0, std::fabs(lp));
+      EXPECT_NEAR(y[r * dim + k], std::exp(lp), rel * std::exp(lp) + 1e-37);
+    }
+  }
+}
