@@ -49,16 +49,39 @@ static bool hasBuffer(Value v) {
   return !isa<BlockArgument>(v) && getBuffer(v);
 }
 
+/// Reshapes are views (marked pd.view): a result with no home of its own
+/// takes its input's buffer when the input has one (a weight, a stash
+/// slot, a sent value), else shares the input's workspace slot (recorded in
+/// `views`, by the value viewed, chains resolved). A constant input (not in
+/// the arena) is copied.
+static void allocateViews(func::FuncOp fn, DenseMap<Value, Value> &views) {
+  fn.walk([&](ReshapeOp r) {
+    Value in = r.getInput();
+    if (hasBuffer(r.getResult()) || in.getDefiningOp<ConstantOp>())
+      return;
+    PDDialect::ViewAttrHelper(r.getContext())
+        .setAttr(r, UnitAttr::get(r.getContext()));
+    if (BufferAttr buffer = getBuffer(in)) {
+      mlir::pd::setBuffer(r.getResult(), buffer);
+      return;
+    }
+    Value viewed = views.lookup(in);
+    views[r.getResult()] = viewed ? viewed : in;
+  });
+}
+
 /// Places the values of `fn` that no other region holds in the workspace,
 /// packed by liveness; returns its size.
 static int64_t allocateWorkspace(func::FuncOp fn) {
+  DenseMap<Value, Value> views;
+  allocateViews(fn, views);
   WorkspacePlan plan(
       fn,
       [](Value v) {
         // Constants live in the stage object, not in the arena.
         return !hasBuffer(v) && !v.getDefiningOp<ConstantOp>();
       },
-      kArenaAlign);
+      kArenaAlign, [&](Value v) { return views.lookup(v); });
   for (const WorkspacePlan::Slot &slot : plan.getSlots())
     setBuffer(slot.value, ArenaRegion::Workspace, slot.offset);
   return plan.getPeakBytes();

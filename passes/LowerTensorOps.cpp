@@ -249,6 +249,10 @@ void mlir::pd::populateTensorRuntimePatterns(RuntimePatterns &patterns) {
     return success();
   });
   patterns.add<ReshapeOp>([](ReshapeOp r, RuntimeCallBuilder &b) {
+    // A view of its input's memory (pd-allocate-buffers gave both the same
+    // buffer): nothing to do.
+    if (PDDialect::ViewAttrHelper(r.getContext()).isAttrPresent(r))
+      return success();
     b.call(RuntimeFn::pdrt_copy, {b.ctx(), b.address(r.getInput()),
                                   b.address(r),
                                   b.i64(numel(r) * elementBytes(r))});

@@ -3,7 +3,8 @@
 // Live ranges from mlir::Liveness over the stage function's single block,
 // then first-fit (pd/Support/ArenaRules.h, shared with the planner's
 // memory model): each value, in order of definition, takes the lowest
-// offset that overlaps no value still live.
+// offset that overlaps no value still live. A view (a reshape's result)
+// shares the slot of the value it views, kept live for both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,33 +18,48 @@ using namespace mlir::pd;
 
 WorkspacePlan::WorkspacePlan(func::FuncOp fn,
                              function_ref<bool(Value)> needsWorkspace,
-                             int64_t align) {
+                             int64_t align, function_ref<Value(Value)> viewOf) {
   Liveness liveness(fn);
   Block &body = fn.getBody().front();
   const LivenessBlockInfo *info = liveness.getLiveness(&body);
   DenseMap<Operation *, int64_t> index;
   for (auto [i, op] : llvm::enumerate(body))
     index[&op] = i;
+  DenseMap<Value, int64_t> slotOf;
   for (Operation &op : body)
     for (Value v : op.getResults()) {
       if (!needsWorkspace(v))
         continue;
       // The last op of the block that reads v (its definition if none).
-      Operation *end = info->getEndOperation(v, &op);
+      int64_t end = index[info->getEndOperation(v, &op)];
       int64_t bytes = getTensorBytes(v.getType());
-      slots.push_back({v, index[&op], index[end], /*offset=*/0,
+      int64_t shared = -1;
+      if (Value root = viewOf ? viewOf(v) : Value())
+        if (auto it = slotOf.find(root); it != slotOf.end())
+          shared = it->second;
+      slotOf[v] = shared >= 0 ? shared : (int64_t)slots.size();
+      if (shared >= 0)
+        slots[shared].end = std::max(slots[shared].end, end);
+      slots.push_back({v, index[&op], end, /*offset=*/0,
                        (bytes + align - 1) / align * align});
+      sharedSlot.push_back(shared);
     }
   pack();
 }
 
 void WorkspacePlan::pack() {
   SmallVector<LiveInterval> intervals;
-  for (const Slot &slot : slots)
-    intervals.push_back({slot.start, slot.end, slot.size, 0});
+  for (auto [slot, shared] : llvm::zip(slots, sharedSlot))
+    if (shared < 0)
+      intervals.push_back({slot.start, slot.end, slot.size, 0});
   peak = packFirstFit(intervals);
-  for (auto [slot, interval] : llvm::zip(slots, intervals))
-    slot.offset = interval.offset;
+  auto next = intervals.begin();
+  for (auto [slot, shared] : llvm::zip(slots, sharedSlot))
+    if (shared < 0)
+      slot.offset = (next++)->offset;
+  for (auto [slot, shared] : llvm::zip(slots, sharedSlot))
+    if (shared >= 0)
+      slot.offset = slots[shared].offset;
 }
 
 const WorkspacePlan::Slot *WorkspacePlan::lookup(Value v) const {

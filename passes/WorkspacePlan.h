@@ -25,9 +25,11 @@ public:
   };
 
   /// Plans the results of `fn`'s ops for which `needsWorkspace` holds,
-  /// each `align`-byte aligned.
+  /// each `align`-byte aligned. A value for which `viewOf` returns another
+  /// (a reshape's result, the value it views) shares that value's slot,
+  /// which then stays live until the view's last use too.
   WorkspacePlan(func::FuncOp fn, function_ref<bool(Value)> needsWorkspace,
-                int64_t align);
+                int64_t align, function_ref<Value(Value)> viewOf = nullptr);
 
   ArrayRef<Slot> getSlots() const { return slots; }
   /// The workspace bytes the function needs (the packing's peak).
@@ -37,6 +39,8 @@ public:
 
 private:
   void pack();
+  /// Index in `slots` of the slot each view shares (-1: its own).
+  SmallVector<int64_t> sharedSlot;
 
   SmallVector<Slot> slots;
   int64_t peak = 0;

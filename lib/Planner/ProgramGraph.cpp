@@ -97,6 +97,7 @@ LogicalResult GraphBuilder::addOp(Operation &op) {
   else if (isa<AccumulateGradOp>(op))
     node.kind = ProgramGraph::OpKind::AccumulateGrad;
   node.pure = isMemoryEffectFree(&op);
+  node.view = isa<ReshapeOp>(op);
   node.recomputable =
       node.pure || isa<ParamRefOp, ConstantOp, BatchNormOp>(op);
   if (auto ref = dyn_cast<ParamRefOp>(op))

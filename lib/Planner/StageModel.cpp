@@ -59,6 +59,9 @@ struct VFn {
   std::vector<int32_t> pool; ///< Operands of the ops.
   std::vector<VVal> vals;
   std::vector<int32_t> returned;
+  /// Per value: the value whose workspace slot it shares as a view (-1:
+  /// none).
+  std::vector<int32_t> viewOf;
 
   llvm::ArrayRef<int32_t> operandsOf(const VOp &op) const {
     return llvm::ArrayRef(pool).slice(op.operandBegin,
@@ -411,9 +414,32 @@ void Modeler::stashOnlyInputs(const Slice &slice, VFn &fwd) const {
   }
 }
 
+/// pd-allocate-buffers' views: a reshape result without a home takes its
+/// input's (a function argument is a stash slot), else shares its input's
+/// workspace slot; a constant input is copied.
+static void allocateViews(const ProgramGraph &g, VFn &fn) {
+  fn.viewOf.assign(fn.vals.size(), -1);
+  for (const VOp &op : fn.ops) {
+    if (!op.alive || op.kind != VKind::Clone || !g.ops[op.orig].view)
+      continue;
+    int32_t in = fn.pool[op.operandBegin], out = op.resultBegin;
+    VVal &result = fn.vals[out];
+    const VVal &input = fn.vals[in];
+    if (result.home != Home::None || input.constant)
+      continue;
+    if (input.def < 0)
+      result.home = Home::Stash;
+    else if (input.home != Home::None)
+      result.home = input.home;
+    else
+      fn.viewOf[out] = fn.viewOf[in] >= 0 ? fn.viewOf[in] : in;
+  }
+}
+
 /// The workspace of one function: values no other region holds (constants
 /// live in the stage object), live from their definition to their last
-/// use (the return included), packed first-fit.
+/// use (the return included), views sharing their input's slot, packed
+/// first-fit.
 static int64_t workspaceBytes(const VFn &fn) {
   std::vector<int64_t> position(fn.ops.size(), -1);
   int64_t next = 0;
@@ -428,6 +454,14 @@ static int64_t workspaceBytes(const VFn &fn) {
         lastUse[v] = std::max(lastUse[v], position[i]);
   for (int32_t v : fn.returned)
     lastUse[v] = returnAt;
+  // A view keeps the slot it shares live for its own uses.
+  for (size_t v = 0; v < fn.vals.size(); ++v)
+    if (fn.viewOf[v] >= 0) {
+      int32_t root = fn.viewOf[v];
+      int64_t end =
+          std::max(position[fn.vals[v].def], lastUse[v]);
+      lastUse[root] = std::max(lastUse[root], end);
+    }
   llvm::SmallVector<LiveInterval> intervals;
   for (size_t i = 0; i < fn.ops.size(); ++i) {
     const VOp &op = fn.ops[i];
@@ -435,7 +469,7 @@ static int64_t workspaceBytes(const VFn &fn) {
       continue;
     for (uint32_t v = op.resultBegin; v < op.resultEnd; ++v) {
       const VVal &val = fn.vals[v];
-      if (val.home != Home::None || val.constant)
+      if (val.home != Home::None || val.constant || fn.viewOf[v] >= 0)
         continue;
       intervals.push_back({position[i], std::max(position[i], lastUse[v]),
                            alignArena(val.bytes), 0});
@@ -498,6 +532,8 @@ void Modeler::allocate(int64_t s, VFn &fwd, VFn &bwd, StageSummary &out,
       v.home = Home::Comm;
       r.comm += alignArena(v.bytes);
     }
+  allocateViews(g, fwd);
+  allocateViews(g, bwd);
   r.workspace = std::max(workspaceBytes(fwd), workspaceBytes(bwd));
   // Time and what the stage receives.
   for (const VFn *fn : {&fwd, &bwd}) {

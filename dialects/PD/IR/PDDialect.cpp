@@ -84,7 +84,8 @@ verifyContractAttr(function_ref<InFlightDiagnostic()> emitError,
   if (name == D::OwnersAttrHelper::getNameStr())
     return is(isa<DenseI64ArrayAttr>(value), "an array of stages");
   if (name == D::AccumulateAttrHelper::getNameStr() ||
-      name == D::RecomputeAttrHelper::getNameStr())
+      name == D::RecomputeAttrHelper::getNameStr() ||
+      name == D::ViewAttrHelper::getNameStr())
     return is(isa<UnitAttr>(value), "a unit attribute");
   if (name == D::ParamsAttrHelper::getNameStr() ||
       name == D::StateAttrHelper::getNameStr() ||

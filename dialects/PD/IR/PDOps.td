@@ -53,6 +53,7 @@ def PD_Dialect : Dialect {
     "::mlir::IntegerAttr":$grad_offset,   // param, accumulate_grad: byte offset in grads
     "::mlir::UnitAttr":$accumulate,       // matmul: accumulates into its output
     "::mlir::UnitAttr":$recompute,        // backward function: reruns its stage's forward
+    "::mlir::UnitAttr":$view,             // reshape: its result is its input's memory
     "::mlir::DictionaryAttr":$params,     // forward function: parameter layout
     "::mlir::DictionaryAttr":$state,      // forward function: state layout
     "::mlir::DictionaryAttr":$regions,    // forward function: region sizes

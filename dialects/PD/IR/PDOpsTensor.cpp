@@ -80,8 +80,6 @@ LogicalResult ReshapeOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
-int64_t ReshapeOp::getFlops() { return 0; }
-
 //===----------------------------------------------------------------------===//
 // GatherOp: y[a, i, b] = x[a, idx[i], b]     dx[a, idx[i], b] += dy[a, i, b]
 //===----------------------------------------------------------------------===//

@@ -25,13 +25,15 @@ def PD_TransposeOp : PD_Op<"transpose", [Pure,
 }
 
 def PD_ReshapeOp : PD_Op<"reshape", [Pure,
-    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
-    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>]> {
   let summary = "Gives a tensor a new shape with the same elements.";
   let description = [{
     Row-major order is kept. ONNX Reshape, Flatten, Squeeze and Unsqueeze
-    import to this op. It is lowered to a copy into the result's own buffer
-    (buffers never alias yet).
+    import to this op. It costs nothing: pd-allocate-buffers makes the
+    result a view of its input's buffer (and the lowering emits no call)
+    unless the result needs a home of its own (it is stashed or sent while
+    its input lives elsewhere, or its input is a constant), in which case
+    it is lowered to a copy.
 
     ```mlir
     %y = pd.reshape %x : tensor<2x3x4xf32> -> tensor<6x4xf32>

@@ -31,6 +31,7 @@ struct ProgramGraph {
     bool backward = false;    ///< A gradient op (pd.grad_of).
     bool pure = false;        ///< Free of memory effects.
     bool recomputable = false; ///< A recomputing backward may rerun it.
+    bool view = false;        ///< A reshape: a view of its input's buffer.
     /// A matmul whose only use is an accumulate_grad (that op's index):
     /// pd-accumulate-in-place homes it in the gradient accumulator.
     int32_t accumulateUser = -1;

@@ -1,0 +1,461 @@
+#!/usr/bin/python3
+"""Every side of the pdc comparison in one run on this machine: a markdown table and JSON.
+
+For each GPT (examples/gpt; small: n_layer 4, n_embd 256, n_head 4, seq 128;
+large: n_layer 8, n_embd 512, n_head 8, seq 256; both vocab 4096, global
+batch 32 = microbatch 8 x 4 microbatches, Adam) it trains, on the same
+batches from the same initial weights with one thread per process:
+
+  torch113    PyTorch 1.13 eager (Debian, /usr/bin/python3)
+  torch2      PyTorch 2.x eager (the venv of scripts/setup-venv.sh)
+  pipelining  torch.distributed.pipelining over gloo, one process per rank:
+              1 rank (ScheduleGPipe, one stage: the baseline), then 2 ranks
+              with each --pipe-schedules schedule
+  pdc         pdc plans at d=1 and d=2 with each --pdc-schedules schedule
+
+and reports per run the median ms/step, samples/s, the pipeline efficiency
+(throughput / (d x the same system's single-process throughput)), the plan's
+FLOPs per step against this machine's single-thread sgemm rate (measured with
+torch.mm on OpenBLAS and on MKL), the peak RSS of every process, the loss of
+step 1 (the same for every side when they train the same thing) and the BLAS
+library and kernel family each side's processes report. A side that fails is
+reported as "did not run: <reason>".
+
+Not a test. Run under /usr/bin/python3, e.g. a quick check:
+  bench/perf_suite.py --models small --layers 2 --embd 64 --seq 32 --steps 4 --warmup 1
+"""
+import argparse
+import contextlib
+import datetime
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402  (pins OPENBLAS_CORETYPE and the thread counts)
+import perf_proc  # noqa: E402
+import perf_report  # noqa: E402
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(BENCH, "perf_worker.py")
+EXPORTER = os.path.join(benchlib.SRC_ROOT, "examples", "gpt", "export.py")
+VENV = os.environ.get("PDC_VENV", os.path.expanduser("~/.cache/pdc-venv"))
+OPTIMIZER = "adam"
+SIDES = ("torch113", "torch2", "pipelining", "pdc")
+MODELS = {
+    "small": dict(layers=4, embd=256, heads=4, seq=128, vocab=4096,
+                  microbatch=8, microbatches=4),
+    "large": dict(layers=8, embd=512, heads=8, seq=256, vocab=4096,
+                  microbatch=8, microbatches=4),
+}
+PDC_STEP_RE = re.compile(r"^step (\d+) loss (\S+) ms/step (\S+)", re.M)
+OPENBLAS_FILE_RE = re.compile(r"openblas\w*-r([\d.]+)\.so")
+
+
+class SideFailed(Exception):
+    """A run that did not complete; its message is the reason reported."""
+
+
+@dataclass
+class Model:
+    """One GPT configuration and where its export and dataset live."""
+    name: str
+    config: dict
+    dir: str
+
+    @property
+    def onnx(self):
+        """The exported model."""
+        return os.path.join(self.dir, "gpt.onnx")
+
+    @property
+    def data(self):
+        """The dataset directory (idx.npy, targets.npy)."""
+        return os.path.join(self.dir, "data")
+
+    @property
+    def global_batch(self):
+        """Samples per optimizer step, b x m."""
+        return self.config["microbatch"] * self.config["microbatches"]
+
+    def export_args(self):
+        """Options of examples/gpt/export.py (also taken by perf_worker.py)."""
+        c = self.config
+        return ["--layers", str(c["layers"]), "--embd", str(c["embd"]),
+                "--heads", str(c["heads"]), "--seq", str(c["seq"]),
+                "--vocab", str(c["vocab"]), "--batch", str(c["microbatch"]),
+                "--data-dir", self.data]
+
+
+def parse_args():
+    """The command line; model overrides apply to every model chosen."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--models", default="small,large", help="of: " + ",".join(MODELS))
+    p.add_argument("--sides", default=",".join(SIDES), help="of: " + ",".join(SIDES))
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=3, help="steps left out of medians")
+    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--threads", type=int, default=1, help="threads per process")
+    p.add_argument("--pdc-schedules", default="2bw,flush,gpipe")
+    p.add_argument("--pipe-schedules",
+                   default="1F1B,GPipe,Interleaved1F1B,InterleavedZeroBubble,ZBVZeroBubble",
+                   help="names in perf_worker.PIPE_SCHEDULES (also LoopedBFS, DualPipeV)")
+    for key in ("layers", "embd", "heads", "seq", "vocab", "microbatch", "microbatches"):
+        p.add_argument("--" + key, type=int, help=f"override every model's {key}")
+    p.add_argument("--gemm-size", type=int, default=1024, help="n of the sgemm rate")
+    p.add_argument("--timeout", type=int, default=1800, help="seconds per run")
+    p.add_argument("--pdc", default=os.path.join(benchlib.SRC_ROOT, "build", "bin", "pdc"))
+    p.add_argument("--torch113-python", default="/usr/bin/python3")
+    p.add_argument("--venv-python", default=os.path.join(VENV, "bin", "python"))
+    p.add_argument("--work-dir", help="keep exports, data and plans here")
+    p.add_argument("--out-md", default=os.path.join(BENCH, "results", "perf_suite.md"))
+    p.add_argument("--out-json", default=os.path.join(BENCH, "results", "perf_suite.json"))
+    args = p.parse_args()
+    for name, choices in (("models", MODELS), ("sides", SIDES)):
+        unknown = set(getattr(args, name).split(",")) - set(choices)
+        if unknown:
+            p.error(f"--{name}: unknown {', '.join(sorted(unknown))}")
+    return args
+
+
+def chosen_models(args):
+    """The Model of every --models name with the overrides applied."""
+    models = []
+    for name in args.models.split(","):
+        config = dict(MODELS[name])
+        config.update({k: getattr(args, k) for k in config if getattr(args, k) is not None})
+        models.append(Model(name, config, os.path.join(args.work_dir, name)))
+    return models
+
+
+def child_env(args):
+    """The environment of every measured process: benchlib's (one OpenBLAS
+    thread, OPENBLAS_CORETYPE, mpirun as root) plus MKL's thread count."""
+    env = benchlib.child_env(args.threads)
+    env["MKL_NUM_THREADS"] = str(args.threads)
+    return env
+
+
+def last_line(text):
+    """The last non-empty line of text (a failure's reason), shortened."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "no output"
+
+
+def run_process(cmd, env, timeout):
+    """Run cmd; return its stdout, or raise SideFailed with its last error line."""
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise SideFailed(f"{os.path.basename(cmd[0])} timed out after {timeout} s")
+    except OSError as err:
+        raise SideFailed(f"{cmd[0]}: {err}")
+    if proc.returncode != 0:
+        raise SideFailed(f"exit {proc.returncode}: {last_line(proc.stderr or proc.stdout)}")
+    return proc.stdout
+
+
+def run_ranks(cmds, env, timeout):
+    """Start every command at once (the ranks of one job) and return each one's
+    PERF_RESULT; if one fails or the time runs out, stop the others and
+    raise SideFailed with the first failure's last error line."""
+    with contextlib.ExitStack() as files:
+        logs = [(files.enter_context(tempfile.TemporaryFile(mode="w+")),
+                 files.enter_context(tempfile.TemporaryFile(mode="w+"))) for _ in cmds]
+        procs = [subprocess.Popen(cmd, env=env, stdout=out, stderr=err, text=True)
+                 for cmd, (out, err) in zip(cmds, logs)]
+        try:
+            failure = wait_all(procs, logs, time.monotonic() + timeout)
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        if failure:
+            raise SideFailed(failure if failure != "timed out"
+                             else f"timed out after {timeout} s")
+        return [read_result(out) for out, _ in logs]
+
+
+def first_failure(procs, logs):
+    """The reason of the first process that exited non-zero, or None."""
+    for proc, (_, err) in zip(procs, logs):
+        if proc.poll() not in (None, 0):
+            err.seek(0)
+            return f"exit {proc.returncode}: {last_line(err.read())}"
+    return None
+
+
+def wait_all(procs, logs, deadline):
+    """Wait until every process has exited; the first failure's reason
+    ("timed out" past the deadline), or None."""
+    while True:
+        failure = first_failure(procs, logs)
+        if failure or all(p.poll() is not None for p in procs):
+            return failure
+        if time.monotonic() > deadline:
+            return "timed out"
+        time.sleep(0.1)
+
+
+def read_result(out):
+    """The PERF_RESULT object a worker printed to the file out."""
+    out.seek(0)
+    for line in out.read().splitlines():
+        if line.startswith("PERF_RESULT "):
+            return json.loads(line.split(" ", 1)[1])
+    raise SideFailed("the worker printed no PERF_RESULT line")
+
+
+def worker_cmd(args, python, model, mode, *extra):
+    """The perf_worker.py command line of one measurement."""
+    c = model.config
+    return [python, WORKER, mode, *model.export_args(),
+            "--microbatches", str(c["microbatches"]), "--optimizer", OPTIMIZER,
+            "--lr", repr(args.lr), "--steps", str(args.steps),
+            "--warmup", str(args.warmup), "--threads", str(args.threads),
+            "--timeout", str(args.timeout), *map(str, extra)]
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that is free now (for gloo's rendezvous)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def new_row(model, side, d, schedule, baseline=None):
+    """An empty result row; baseline: (side, schedule) of the d=1 run it is
+    compared against for pipeline efficiency."""
+    return {"model": model.name, "side": side, "d": d, "schedule": schedule,
+            "baseline": baseline, "status": "ok"}
+
+
+def measured(row, measure):
+    """Fill row with measure()'s fields, or mark it as not run with the reason."""
+    try:
+        row.update(measure())
+    except SideFailed as err:
+        row["status"] = f"did not run: {err}"
+    print(f"  {row['side']} d={row['d']} {row['schedule']}: " +
+          (f"{row['median_s'] * 1e3:.1f} ms/step" if row["status"] == "ok"
+           else row["status"]), flush=True)
+    return row
+
+
+def combine_ranks(results):
+    """One run's fields from its ranks' PERF_RESULTs: a step lasts as long as
+    its slowest rank; peak RSS per rank; the BLAS of rank 0."""
+    loss = next((r["loss_step1"] for r in results if r["loss_step1"] is not None), None)
+    return {"median_s": max(r["median_s"] for r in results),
+            "step_s": [max(ts) for ts in zip(*(r["step_s"] for r in results))],
+            "peak_rss_kib": [r["peak_rss_kib"] for r in results],
+            "loss_step1": loss, "blas": results[0]["blas"]}
+
+
+def eager_side(args, model, side, python):
+    """Eager training in one process with the torch of `python`."""
+    def measure():
+        return combine_ranks(run_ranks([worker_cmd(args, python, model, "eager")],
+                                       child_env(args), args.timeout))
+    return [measured(new_row(model, side, 1, "accumulate m"), measure)]
+
+
+def side_torch113(args, model):
+    """PyTorch 1.13 eager (Debian's python)."""
+    return eager_side(args, model, "torch113", args.torch113_python)
+
+
+def side_torch2(args, model):
+    """PyTorch 2.x eager (the venv's python)."""
+    return eager_side(args, model, "torch2", args.venv_python)
+
+
+def pipelining_run(args, model, world, schedule):
+    """One torch.distributed.pipelining job: `world` ranks over gloo."""
+    port = free_port()
+    cmds = [worker_cmd(args, args.venv_python, model, "pipe", "--rank", r,
+                       "--world", world, "--port", port, "--schedule", schedule)
+            for r in range(world)]
+    return combine_ranks(run_ranks(cmds, child_env(args), args.timeout))
+
+
+def side_pipelining(args, model):
+    """torch.distributed.pipelining: 1 rank, then 2 ranks per schedule."""
+    rows = [measured(new_row(model, "pipelining", 1, "GPipe"),
+                     lambda: pipelining_run(args, model, 1, "GPipe"))]
+    for schedule in args.pipe_schedules.split(","):
+        row = new_row(model, "pipelining", 2, schedule, ("pipelining", "GPipe"))
+        rows.append(measured(row, lambda: pipelining_run(args, model, 2, schedule)))
+    return rows
+
+
+def compile_plan(args, model, d, schedule, plan, *extra):
+    """Compile model with pdc into plan with the fixed placement."""
+    c = model.config
+    run_process([args.pdc, model.onnx, "-o", plan, "--stages", str(d),
+                 "--replicas", "1", "--microbatch", str(c["microbatch"]),
+                 "--microbatches", str(c["microbatches"]), "--schedule", schedule,
+                 "--recompute", "none", "--optimizer", OPTIMIZER, "--lr", repr(args.lr),
+                 *extra], child_env(args), args.timeout)
+
+
+def pdc_blas(args, stages, watcher):
+    """The BLAS of a pdc plan's ranks: the OpenBLAS files they mapped and the
+    kernel family stage0's OpenBLAS reports in the same environment."""
+    env = child_env(args)
+    core = run_process([stages[0], "--blas-core"], env, 60).strip()
+    mapped = sorted({p for libs in watcher.mapped.values() for p in libs})
+    versions = {m.group(1) for m in map(OPENBLAS_FILE_RE.search, mapped) if m}
+    version = ",".join(sorted(versions)) or "?"
+    return {"library": "OpenBLAS", "version": version, "kernels": core,
+            "threads": int(env["OPENBLAS_NUM_THREADS"]), "mapped": mapped,
+            "rank_threads": watcher.threads,
+            "summary": f"OpenBLAS {version} {core}",
+            "source": "stage0 --blas-core; /proc/PID/maps of the running ranks; "
+                      "OPENBLAS_NUM_THREADS of the ranks"}
+
+
+def pdc_run(args, model, d, schedule):
+    """Compile and train one pdc plan, watching its ranks' memory."""
+    plan = os.path.join(model.dir, f"pdc-d{d}-{schedule}")
+    compile_plan(args, model, d, schedule, plan)
+    stages = [os.path.join(plan, f"stage{k}") for k in range(d)]
+    with perf_proc.ExecutableWatcher(stages) as watcher:
+        out = run_process([os.path.join(plan, "run"), "--steps", str(args.steps),
+                           "--data", model.data, "--log-every", "1"],
+                          child_env(args), args.timeout)
+    steps = PDC_STEP_RE.findall(out)
+    if len(steps) <= args.warmup:
+        raise SideFailed(f"run printed {len(steps)} step lines: {last_line(out)}")
+    seconds = [float(ms) / 1e3 for _, _, ms in steps]
+    return {"median_s": statistics.median(seconds[args.warmup:]), "step_s": seconds,
+            "loss_step1": float(steps[0][1]),
+            "peak_rss_kib": [watcher.peak_kib.get(s) for s in stages],
+            "blas": pdc_blas(args, stages, watcher)}
+
+
+def side_pdc(args, model):
+    """pdc plans at d=1 and d=2 for every --pdc-schedules schedule."""
+    rows = []
+    for d in (1, 2):
+        for schedule in args.pdc_schedules.split(","):
+            baseline = ("pdc", schedule) if d > 1 else None
+            row = new_row(model, "pdc", d, schedule, baseline)
+            rows.append(measured(row, lambda: pdc_run(args, model, d, schedule)))
+    return rows
+
+
+def export_model(args, model):
+    """Export the GPT at the microbatch size (opset 17) and write its dataset
+    (4 global batches) with examples/gpt/export.py under torch 1.13."""
+    os.makedirs(model.dir, exist_ok=True)
+    run_process([args.torch113_python, EXPORTER, "--quiet", "--opset", "17",
+                 "--out", model.onnx, "--samples", str(4 * model.global_batch),
+                 *model.export_args()], child_env(args), args.timeout)
+
+
+def plan_flops(args, model):
+    """FLOPs per step of the d=1 plan: forward + backward of its stage per
+    microbatch (plan.json stage_ops) times m; None if pdc fails."""
+    plan = os.path.join(model.dir, "flops-plan")
+    try:
+        compile_plan(args, model, 1, "flush", plan, "--plan-only")
+    except SideFailed:
+        return None
+    with open(os.path.join(plan, "plan.json")) as f:
+        ops = json.load(f)["stage_ops"]
+    per_microbatch = sum(s["forward_flops"] + s["backward_flops"] for s in ops)
+    return per_microbatch * model.config["microbatches"]
+
+
+def sgemm_rates(args):
+    """Single-thread sgemm GFLOP/s of each torch's BLAS (torch 1.13: the
+    OpenBLAS pdc links too; the venv's torch: MKL)."""
+    rates = {}
+    for name, python in (("torch 1.13", args.torch113_python),
+                         ("torch 2.x", args.venv_python)):
+        cmd = [python, WORKER, "sgemm", "--gemm-size", str(args.gemm_size),
+               "--steps", str(args.steps), "--threads", str(args.threads)]
+        try:
+            rates[name] = run_ranks([cmd], child_env(args), args.timeout)[0]
+        except SideFailed as err:
+            rates[name] = {"error": str(err)}
+    return rates
+
+
+def finish_rows(rows, flops, roofline_gflops, global_batch):
+    """Add samples/s, pipeline efficiency against the row's baseline and the
+    fractions of the GEMM roofline."""
+    ok = {(r["side"], r["schedule"]): r for r in rows
+          if r["status"] == "ok" and r["d"] == 1}
+    for row in rows:
+        if row["status"] != "ok":
+            continue
+        row["samples_per_s"] = global_batch / row["median_s"]
+        base = ok.get(tuple(row["baseline"])) if row["baseline"] else None
+        if base:
+            row["efficiency"] = base["median_s"] / (row["d"] * row["median_s"])
+        if flops and roofline_gflops:
+            row["roofline"] = flops / (roofline_gflops * 1e9) / row["median_s"]
+            row["roofline_per_process"] = row["roofline"] / row["d"]
+
+
+def loadavg():
+    """The 1-, 5- and 15-minute load averages."""
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def write_outputs(args, result):
+    """Print the markdown and write it and the JSON to --out-md and --out-json."""
+    text = perf_report.markdown(result)
+    print(text)
+    for path, content in ((args.out_md, text),
+                          (args.out_json, json.dumps(result, indent=1) + "\n")):
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(content)
+    print(f"wrote {args.out_md} and {args.out_json}; work dir {args.work_dir}")
+
+
+def main():
+    args = parse_args()
+    benchlib.make_work_dir(args, "perf-suite")
+    sides = {"torch113": side_torch113, "torch2": side_torch2,
+             "pipelining": side_pipelining, "pdc": side_pdc}
+    result = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+              "cpu": perf_proc.cpu_model(), "loadavg_start": loadavg(),
+              "settings": {"steps": args.steps, "warmup": args.warmup, "lr": args.lr,
+                           "optimizer": OPTIMIZER, "threads": args.threads,
+                           "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", "unset")}}
+    print("measuring the single-thread sgemm rate", flush=True)
+    result["sgemm"] = sgemm_rates(args)
+    rates = [g["gflops"] for g in result["sgemm"].values() if "gflops" in g]
+    result["roofline_gflops"] = max(rates) if rates else None
+    result["models"] = []
+    for model in chosen_models(args):
+        print(f"{model.name}: {model.config}", flush=True)
+        try:
+            export_model(args, model)
+        except SideFailed as err:
+            raise SystemExit(f"examples/gpt/export.py failed: {err}")
+        flops = plan_flops(args, model)
+        rows = [row for side in args.sides.split(",") for row in sides[side](args, model)]
+        finish_rows(rows, flops, result["roofline_gflops"], model.global_batch)
+        result["models"].append({"name": model.name, "config": model.config,
+                                 "flops_per_step": flops, "rows": rows})
+    result["loadavg_end"] = loadavg()
+    write_outputs(args, result)
+
+
+if __name__ == "__main__":
+    main()
