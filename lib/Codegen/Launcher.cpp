@@ -37,11 +37,10 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ "$("$PLAN/stage0" --blas-core 2>/dev/nul
     export OPENBLAS_CORETYPE=Haswell
   fi
 fi
-# One BLAS thread per rank unless the cores allow more.
-if [ -z "${OPENBLAS_NUM_THREADS:-}" ]; then
-  threads=$(( $(nproc) / ranks )); [ "$threads" -ge 1 ] || threads=1
-  export OPENBLAS_NUM_THREADS=$threads
-fi
+# One BLAS / OpenMP thread per rank unless the cores allow more.
+threads=$(( $(nproc) / ranks )); [ "$threads" -ge 1 ] || threads=1
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-$threads}
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$threads}
 
 if [ -n "${SLURM_JOB_ID:-}" ] && command -v srun >/dev/null && [ -z "${PDC_USE_MPIRUN:-}" ]; then
   conf="$(mktemp)"
@@ -55,7 +54,7 @@ if [ -n "${SLURM_JOB_ID:-}" ] && command -v srun >/dev/null && [ -z "${PDC_USE_M
   exit $?
 fi
 
-mpi=(mpirun -x OPENBLAS_NUM_THREADS)
+mpi=(mpirun -x OPENBLAS_NUM_THREADS -x OMP_NUM_THREADS)
 [ -n "${OPENBLAS_CORETYPE:-}" ] && mpi+=(-x OPENBLAS_CORETYPE)
 [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
 if [ -n "$hostfile" ]; then
