@@ -39,15 +39,20 @@ float rowXent(const float *x, int64_t c, int64_t label) {
   return rowLogSumExp(x, c) - x[label];
 }
 
-/// scale * (softmax(x) - onehot(label)) of one row (pdrt_row_xent_grad).
+/// scale * (softmax(x) - onehot(label)) of one row (pdrt_row_xent_grad),
+/// with one exp pass: dx = exp(x - max), then dx * (scale / sum).
 void rowXentGrad(const float *x, int64_t c, int64_t label, float scale,
                  float *dx) {
-  float lse = rowLogSumExp(x, c);
+  float mx = pdrt::vmath::max(x, c);
   for (int64_t j = 0; j < c; ++j)
-    dx[j] = x[j] - lse;
+    dx[j] = x[j] - mx;
   pdrt::vmath::exp(dx, dx, c);
+  double sum = 0.0;
   for (int64_t j = 0; j < c; ++j)
-    dx[j] *= scale;
+    sum += dx[j];
+  double factor = scale / sum;
+  for (int64_t j = 0; j < c; ++j)
+    dx[j] = (float)(dx[j] * factor);
   dx[label] -= scale;
 }
 
