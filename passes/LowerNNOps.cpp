@@ -228,6 +228,25 @@ static void populateNormalizations(RuntimePatterns &patterns) {
     lowerSoftmax(b, s, s.getOutput(), s.getAxis(), s.getLog(), s.getGrad());
     return success();
   });
+  patterns.add<MaskedSoftmaxOp>([](MaskedSoftmaxOp s, RuntimeCallBuilder &b) {
+    int64_t dim = shapeOf(s).back();
+    Value mask = s.getMask();
+    int64_t maskRows = mask ? shapeOf(mask).front() : 1;
+    b.call(RuntimeFn::pdrt_masked_softmax,
+           {b.ctx(), b.address(s.getInput()), mask ? b.address(mask) : b.null(),
+            b.address(s), b.i64(numel(s) / dim), b.i64(dim), b.i64(maskRows),
+            b.f32(s.getScale().convertToFloat())});
+    return success();
+  });
+  patterns.add<MaskedSoftmaxGradOp>(
+      [](MaskedSoftmaxGradOp s, RuntimeCallBuilder &b) {
+        int64_t dim = shapeOf(s).back();
+        b.call(RuntimeFn::pdrt_masked_softmax_grad,
+               {b.ctx(), b.address(s.getGrad()), b.address(s.getOutput()),
+                b.address(s), b.i64(numel(s) / dim), b.i64(dim),
+                b.f32(s.getScale().convertToFloat())});
+        return success();
+      });
   patterns.add<LayerNormOp>([](LayerNormOp n, RuntimeCallBuilder &b) {
     auto [rows, cols] = normRows(n, n.getAxis());
     b.call(RuntimeFn::pdrt_layer_norm,

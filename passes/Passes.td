@@ -48,6 +48,35 @@ def FuseDecomposedOpsPass : Pass<"pd-fuse-decomposed-ops", "::mlir::ModuleOp"> {
   }];
 }
 
+def FuseAttentionSoftmaxPass : Pass<"pd-fuse-attention-softmax", "::mlir::ModuleOp"> {
+  let summary = "Fuses attention's scale, constant mask and softmax into pd.masked_softmax.";
+  let description = [{
+    softmax(where(mask, s * c, fill)) along the last axis, with c a scalar
+    constant (or s / c), the mask a compile-time constant varying only over
+    the trailing dims of the scores, and fill -inf or at most -1e9 (either
+    Where polarity, or an additive mask of 0 and such fills), becomes one
+    pd.masked_softmax: one kernel forward, which skips a causal row's
+    masked tail, and one backward instead of three each. A scale alone or
+    a mask alone fuses too. Exact: masked elements add exp(fill - max) = 0
+    in float32 either way. Runs before pd-autodiff.
+
+    Before:
+    ```mlir
+    %c = pd.constant dense<0.176776692> : tensor<f32>
+    %s = pd.mul %qk, %c : tensor<2x2x16x16xf32>, tensor<f32> -> tensor<2x2x16x16xf32>
+    %m = pd.constant dense<...> : tensor<1x1x16x16xi1>
+    %f = pd.constant dense<0xFF800000> : tensor<f32>
+    %t = pd.where %m, %f, %s : tensor<1x1x16x16xi1>, tensor<f32>, tensor<2x2x16x16xf32> -> tensor<2x2x16x16xf32>
+    %p = pd.softmax %t {axis = 3 : i64} : tensor<2x2x16x16xf32>
+    ```
+    After:
+    ```mlir
+    %keep = pd.constant dense<...> : tensor<16x16xi1>
+    %p = pd.masked_softmax %qk, %keep {scale = 0.176776692 : f32} : tensor<2x2x16x16xf32>, tensor<16x16xi1>
+    ```
+  }];
+}
+
 def AutodiffPass : Pass<"pd-autodiff", "::mlir::ModuleOp"> {
   let summary = "Appends the reverse-mode gradient of the loss to the model.";
   let description = [{

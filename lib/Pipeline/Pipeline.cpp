@@ -17,6 +17,8 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
   // Simplify the imported forward first: fused ops differentiate into
   // fused gradient kernels and stash less.
   pm.addPass(createFuseDecomposedOpsPass());
+  // Attention's scale, causal mask and softmax: one kernel each way.
+  pm.addPass(createFuseAttentionSoftmaxPass());
   // Forward + backward in one function, gradient ops tagged with the op
   // they differentiate, so partitioning can keep them together.
   pm.addPass(createAutodiffPass());

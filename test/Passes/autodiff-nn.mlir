@@ -52,3 +52,23 @@ func.func @main() -> tensor<f32> {
   // CHECK-NEXT: return
   return %l : tensor<f32>
 }
+
+// -----
+
+// A masked softmax's gradient is one masked_softmax_grad from its output
+// with the same scale; the constant mask gets none.
+pd.param @w {onnx_name = "w"} : tensor<4x2xf32>
+// CHECK-LABEL: func.func @main
+func.func @main() -> tensor<f32> {
+  %w = pd.param_ref @w : tensor<4x2xf32>
+  %m = pd.constant dense<[[true, false], [true, true]]> : tensor<2x2xi1>
+  %p = pd.masked_softmax %w, %m {scale = 5.000000e-01 : f32} : tensor<4x2xf32>, tensor<2x2xi1>
+  %l = pd.reduce_sum %p {axes = array<i64: 0, 1>} : tensor<4x2xf32> -> tensor<f32>
+  // CHECK: %[[P:.+]] = pd.masked_softmax
+  // CHECK: pd.grad_seed
+  // CHECK-NEXT: %[[DP:.+]] = pd.broadcast_axes
+  // CHECK-NEXT: %[[DW:.+]] = pd.masked_softmax_grad %[[DP]], %[[P]] {pd.grad_of = 2 : i64, scale = 5.000000e-01 : f32} : tensor<4x2xf32>
+  // CHECK-NEXT: pd.accumulate_grad @w, %[[DW]]
+  // CHECK-NEXT: return
+  return %l : tensor<f32>
+}

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/PD/IR/PDOps.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::pd;
@@ -297,6 +298,51 @@ LogicalResult SoftmaxOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
 
 int64_t SoftmaxOp::getFlops() { return 12 * numElements(getResult()); }
 int64_t SoftmaxGradOp::getFlops() { return 4 * numElements(getResult()); }
+
+//===----------------------------------------------------------------------===//
+// MaskedSoftmaxOp: y = softmax(mask ? scale * x : -inf) along the last axis
+//   dx = scale * y * (dy - sum(dy * y)); y = 0 where masked, so dx = 0 there
+//===----------------------------------------------------------------------===//
+
+LogicalResult MaskedSoftmaxOp::verify() {
+  auto type = cast<RankedTensorType>(getType());
+  if (type.getRank() < 1)
+    return emitOpError("input must have rank >= 1");
+  if (!getMask())
+    return success();
+  auto mask = cast<RankedTensorType>(getMask().getType());
+  int64_t n = type.getShape().back();
+  int64_t rows = type.getNumElements() / std::max<int64_t>(n, 1);
+  if (mask.getRank() != 2 || mask.getDimSize(1) != n || mask.getDimSize(0) < 1 ||
+      rows % mask.getDimSize(0) != 0)
+    return emitOpError("mask must be [R, ")
+           << n << "] with R dividing the " << rows << " rows, got "
+           << shapeStr(mask.getShape());
+  DenseElementsAttr bits;
+  if (matchPattern(getMask(), m_Constant(&bits))) {
+    auto values = llvm::to_vector(bits.getValues<bool>());
+    for (int64_t r = 0; r < mask.getDimSize(0); ++r)
+      if (llvm::none_of(ArrayRef<bool>(values).slice(r * n, n),
+                        [](bool keep) { return keep; }))
+        return emitOpError("mask row ") << r << " keeps no element";
+  }
+  return success();
+}
+
+LogicalResult MaskedSoftmaxOp::buildVJP(OpBuilder &b,
+                                        ArrayRef<Value> resultGrads,
+                                        SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.push_back(b.create<MaskedSoftmaxGradOp>(
+      getLoc(), getType(), resultGrads[0], getResult(), getScaleAttr()));
+  if (getMask())
+    operandGrads.push_back(Value());
+  return success();
+}
+
+int64_t MaskedSoftmaxOp::getFlops() { return 12 * numElements(getResult()); }
+int64_t MaskedSoftmaxGradOp::getFlops() {
+  return 5 * numElements(getResult());
+}
 
 //===----------------------------------------------------------------------===//
 // LayerNormOp: y = xhat * g + b, xhat = (x - mean) * rstd over trailing axes

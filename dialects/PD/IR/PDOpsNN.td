@@ -262,6 +262,53 @@ def PD_SoftmaxGradOp : PD_Op<"softmax_grad", [Pure, SameOperandsAndResultType,
   let assemblyFormat = "$grad `,` $output attr-dict `:` type($result)";
 }
 
+def PD_MaskedSoftmaxOp : PD_Op<"masked_softmax", [Pure,
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Attention's scale, constant mask and softmax in one kernel.";
+  let description = [{
+    Along the last axis: y = softmax(t) with t = `scale` * x where the mask
+    keeps an element and -inf where it does not, so masked elements get
+    y = 0 and every row needs at least one kept element (the verifier
+    checks a constant mask). The mask is an i1 [R, N] matrix (true = keep)
+    for the rows of x viewed as [rows, N]; row r uses mask row r mod R, so
+    one causal [T, T] mask serves every batch and head. Without a mask
+    only the scale applies. pd-fuse-attention-softmax forms this op from
+    softmax(where(mask, -inf, x * scale)) and its variants; the kernel
+    skips the masked tail of a row whose kept elements are a prefix (the
+    causal mask) and its gradient (pd.masked_softmax_grad) needs no mask.
+
+    ```mlir
+    %y = pd.masked_softmax %x, %mask {scale = 1.250000e-01 : f32} : tensor<2x4x8x8xf32>, tensor<8x8xi1>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$input, Optional<PD_BoolTensor>:$mask,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$scale);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input (`,` $mask^)? attr-dict `:` type($input) (`,` type($mask)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def PD_MaskedSoftmaxGradOp : PD_Op<"masked_softmax_grad", [Pure,
+    SameOperandsAndResultType, DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradient of pd.masked_softmax from its output.";
+  let description = [{
+    dx = scale * y * (dy - sum(dy * y)) along the last axis; masked
+    elements have y = 0 and so get dx = 0.
+
+    ```mlir
+    %dx = pd.masked_softmax_grad %dy, %y {scale = 1.250000e-01 : f32} : tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$output,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$scale);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$grad `,` $output attr-dict `:` type($result)";
+}
+
 def PD_LayerNormOp : PD_Op<"layer_norm", [Pure,
     DeclareOpInterfaceMethods<PD_GradientOpInterface>,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {

@@ -63,6 +63,19 @@ void pdrt_softmax_grad(pdrt_ctx *ctx, const float *dy, const float *y,
                        float *dx, int64_t outer, int64_t dim, int64_t inner,
                        int32_t log);
 
+/// Softmax of each row of x [rows, dim] after scaling by `scale` and
+/// masking: mask (null: none) is [mask_rows, dim] bytes, row r of x uses
+/// mask row r % mask_rows, 0 drops an element (y = 0 there). A row that
+/// keeps nothing gets y = 0.
+void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x, const uint8_t *mask,
+                         float *y, int64_t rows, int64_t dim,
+                         int64_t mask_rows, float scale);
+
+/// Its gradient from the output: dx = scale y (dy - sum(dy y)).
+void pdrt_masked_softmax_grad(pdrt_ctx *ctx, const float *dy, const float *y,
+                              float *dx, int64_t rows, int64_t dim,
+                              float scale);
+
 /// Layer norm of each row of x [rows, cols]: y = (x - mean) rstd g + b,
 /// rstd = 1 / sqrt(biased var + eps).
 void pdrt_layer_norm(pdrt_ctx *ctx, const float *x, const float *g,

@@ -105,3 +105,22 @@ func.func @max_shape(%x: tensor<4x8xf32>, %y: tensor<8xf32>) {
   %0 = pd.max %x, %y : tensor<4x8xf32>, tensor<8xf32> -> tensor<8xf32>
   return
 }
+
+// -----
+
+// Tests that a masked softmax's mask is [R, N] with R dividing the rows.
+func.func @masked_softmax_mask_shape(%x: tensor<2x3x4xf32>, %m: tensor<4x4xi1>) {
+  // expected-error @+1 {{'pd.masked_softmax' op mask must be [R, 4] with R dividing the 6 rows, got [4,4]}}
+  %0 = pd.masked_softmax %x, %m : tensor<2x3x4xf32>, tensor<4x4xi1>
+  return
+}
+
+// -----
+
+// Tests that a constant mask keeps an element of every row.
+func.func @masked_softmax_empty_row(%x: tensor<2x2xf32>) {
+  %m = pd.constant dense<[[true, false], [false, false]]> : tensor<2x2xi1>
+  // expected-error @+1 {{'pd.masked_softmax' op mask row 1 keeps no element}}
+  %0 = pd.masked_softmax %x, %m : tensor<2x2xf32>, tensor<2x2xi1>
+  return
+}

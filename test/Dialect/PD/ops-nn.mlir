@@ -36,6 +36,13 @@ func.func @nn(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) {
   %sm = pd.softmax %x {axis = 1, log} : tensor<4x8xf32>
   // CHECK: pd.softmax_grad %{{.+}}, %{{.+}} {axis = 1 : i64} : tensor<4x8xf32>
   %smg = pd.softmax_grad %x, %sm {axis = 1} : tensor<4x8xf32>
+  // CHECK: pd.masked_softmax %{{.+}}, %{{.+}} {scale = 5.000000e-01 : f32} : tensor<4x8xf32>, tensor<2x8xi1>
+  %keep = pd.constant dense<true> : tensor<2x8xi1>
+  %msm = pd.masked_softmax %x, %keep {scale = 0.5 : f32} : tensor<4x8xf32>, tensor<2x8xi1>
+  // CHECK: pd.masked_softmax %{{.+}} : tensor<4x8xf32>{{$}}
+  %ssm = pd.masked_softmax %x : tensor<4x8xf32>
+  // CHECK: pd.masked_softmax_grad %{{.+}}, %{{.+}} {scale = 5.000000e-01 : f32} : tensor<4x8xf32>
+  %msmg = pd.masked_softmax_grad %x, %msm {scale = 0.5 : f32} : tensor<4x8xf32>
   // CHECK: pd.layer_norm %{{.+}}, %{{.+}}, %{{.+}} {axis = 1 : i64, epsilon = 9.99999974E-6 : f32} : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<4x8xf32>
   %ln = pd.layer_norm %x, %g, %b {axis = 1, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<4x8xf32>
   // CHECK: pd.layer_norm_grad {{.*}} -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>

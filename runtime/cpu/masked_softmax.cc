@@ -1,0 +1,126 @@
+//===- masked_softmax.cc - Attention's scaled, masked softmax ---------------===//
+//
+// y = softmax(mask ? scale * x : -inf) per row, and its gradient. A causal
+// mask keeps a prefix of every row: only the prefix is exponentiated and
+// the tail is zeroed, which halves the exp work of causal attention. Other
+// masks go through a row of -inf. The sums are in double, as for
+// pdrt_softmax.
+//
+//===----------------------------------------------------------------------===//
+
+#include "exec/context.h"
+#include "pdrt/pdrt.h"
+#include "vmath.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace {
+
+/// The number of leading kept elements of `mask`, or -1 when a dropped
+/// element comes before a kept one (the mask is not a prefix).
+int64_t keptPrefix(const uint8_t *mask, int64_t dim) {
+  int64_t kept = 0;
+  while (kept < dim && mask[kept])
+    ++kept;
+  for (int64_t k = kept; k < dim; ++k)
+    if (mask[k])
+      return -1;
+  return kept;
+}
+
+/// y[0, n) = softmax(scale * x[0, n)); the row's other elements are zero.
+void scaledSoftmaxPrefix(const float *x, float *y, int64_t n, int64_t dim,
+                         float scale) {
+  if (n == 0) {
+    std::memset(y, 0, dim * sizeof(float));
+    return;
+  }
+  for (int64_t k = 0; k < n; ++k)
+    y[k] = scale * x[k];
+  float max = pdrt::vmath::max(y, n);
+  for (int64_t k = 0; k < n; ++k)
+    y[k] -= max;
+  pdrt::vmath::exp(y, y, n);
+  double sum = 0.0;
+  for (int64_t k = 0; k < n; ++k)
+    sum += y[k];
+  float inv = (float)(1.0 / sum);
+  for (int64_t k = 0; k < n; ++k)
+    y[k] *= inv;
+  std::memset(y + n, 0, (dim - n) * sizeof(float));
+}
+
+/// One row under an arbitrary mask: dropped elements become -inf, whose
+/// exp is 0; a row that keeps nothing is zero.
+void scaledSoftmaxMasked(const float *x, const uint8_t *mask, float *y,
+                         int64_t dim, float scale) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  bool any = false;
+  for (int64_t k = 0; k < dim; ++k) {
+    y[k] = mask[k] ? scale * x[k] : ninf;
+    any |= mask[k] != 0;
+  }
+  if (!any) {
+    std::memset(y, 0, dim * sizeof(float));
+    return;
+  }
+  float max = pdrt::vmath::max(y, dim);
+  for (int64_t k = 0; k < dim; ++k)
+    y[k] -= max;
+  pdrt::vmath::exp(y, y, dim);
+  double sum = 0.0;
+  for (int64_t k = 0; k < dim; ++k)
+    sum += y[k];
+  float inv = (float)(1.0 / sum);
+  for (int64_t k = 0; k < dim; ++k)
+    y[k] *= inv;
+}
+
+} // namespace
+
+extern "C" void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x,
+                                    const uint8_t *mask, float *y,
+                                    int64_t rows, int64_t dim,
+                                    int64_t mask_rows, float scale) {
+  if (pdrt::hasError(ctx) || rows <= 0 || dim <= 0)
+    return;
+  if (!mask) {
+    for (int64_t r = 0; r < rows; ++r)
+      scaledSoftmaxPrefix(x + r * dim, y + r * dim, dim, dim, scale);
+    return;
+  }
+  // Each mask row's kept prefix, once for all the rows that share it.
+  std::vector<int64_t> prefix(mask_rows);
+  for (int64_t m = 0; m < mask_rows; ++m)
+    prefix[m] = keptPrefix(mask + m * dim, dim);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t m = r % mask_rows;
+    if (prefix[m] >= 0)
+      scaledSoftmaxPrefix(x + r * dim, y + r * dim, prefix[m], dim, scale);
+    else
+      scaledSoftmaxMasked(x + r * dim, mask + m * dim, y + r * dim, dim,
+                          scale);
+  }
+}
+
+extern "C" void pdrt_masked_softmax_grad(pdrt_ctx *ctx, const float *dy,
+                                         const float *y, float *dx,
+                                         int64_t rows, int64_t dim,
+                                         float scale) {
+  if (pdrt::hasError(ctx))
+    return;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *dyr = dy + r * dim, *yr = y + r * dim;
+    float *dxr = dx + r * dim;
+    double dot = 0.0;
+    for (int64_t k = 0; k < dim; ++k)
+      dot += (double)dyr[k] * yr[k];
+    float s = (float)dot;
+    for (int64_t k = 0; k < dim; ++k)
+      dxr[k] = scale * (yr[k] * (dyr[k] - s));
+  }
+}
