@@ -108,6 +108,29 @@ def AutodiffPass : Pass<"pd-autodiff", "::mlir::ModuleOp"> {
   ];
 }
 
+def FuseSliceGradientsPass : Pass<"pd-fuse-slice-gradients", "::mlir::ModuleOp"> {
+  let summary = "Rewrites a sum of slice gradients that tile a tensor to one concat.";
+  let description = [{
+    The gradient of a tensor split into slices (attention's qkv projection
+    split into Q, K and V; ONNX Split) is a sum of pd.slice_grad, each a
+    zero tensor with one slice's gradient in it. When the slices tile the
+    tensor along one axis with unit steps, the sum is the concatenation of
+    their gradients: one write per element instead of zero fills, copies
+    and full-size additions. Exact. Runs after pd-autodiff.
+
+    Before:
+    ```mlir
+    %a = pd.slice_grad %dk {starts = array<i64: 0, 4>, steps = array<i64: 1, 1>} : tensor<2x4xf32> -> tensor<2x8xf32>
+    %b = pd.slice_grad %dq {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<2x4xf32> -> tensor<2x8xf32>
+    %g = pd.add %a, %b : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+    ```
+    After:
+    ```mlir
+    %g = pd.concat %dq, %dk {axis = 1 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+}
+
 def PartitionStagesPass : Pass<"pd-partition-stages", "::mlir::ModuleOp"> {
   let summary = "Assigns every op of the training function to a pipeline stage.";
   let description = [{

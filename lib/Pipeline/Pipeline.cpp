@@ -22,6 +22,9 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
   // Forward + backward in one function, gradient ops tagged with the op
   // they differentiate, so partitioning can keep them together.
   pm.addPass(createAutodiffPass());
+  // Split's gradient: the slices' gradients concatenated, not zero-padded
+  // and summed.
+  pm.addPass(createFuseSliceGradientsPass());
 }
 
 void mlir::pd::addStagesPhase(OpPassManager &pm,
