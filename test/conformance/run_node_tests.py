@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Run the ONNX backend node tests (Debian's libonnx-testdata) through pdc.
+"""Run the ONNX backend node tests (Debian's libonnx-testdata) through pdc:
+their outputs against onnx's expected values, and the gradients of a loss
+built on them against float64 autograd.
 
 pdc compiles training graphs whose single output is a scalar f32 loss, so
 each node test (model.onnx + test_data_set_0/{input,output}_*.pb) becomes a
@@ -14,7 +16,10 @@ RESIDUAL graph:
     for every output Y_i with expected E_i (bool and integer outputs Cast to f32):
                D_i = (Y_i + P_i) - E_i
                with P_i a zero parameter (the probe) and E_i an initializer
-    loss       ReduceSum(sum_i D_i * D_i) * (1 / count), count = elements of all E_i
+    loss       (sum_i ReduceSum(D_i * D_i) + sum_i ReduceSum((Y_i - E_i) * R_i))
+               * (1 / count), count = elements of all E_i, R_i a constant
+               N(0, 1) * max(1, max |E_i|) (seeded by the test's name) for
+               the float outputs (no term for bool and integer ones)
 
 Residual graphs of tests with the same opset are placed side by side (names
 prefixed c<k>_) in one model whose loss is the sum of their losses, with a
@@ -23,17 +28,54 @@ zero-weighted dummy graph input (pdc trains on data), and compiled with
 one step with `run --dump-grads`: one compile and one MPI launch serve many
 tests (test inputs of any shape can share a plan because none of them is
 a graph input; the per-sample data path is covered by the E2E tests). The
-loss is computed before any update, and the gradient of the loss
-with respect to P_i is 2 D_i / count, so the dump holds every error tensor
+loss is computed before any update.
+
+Outputs. The gradient of the loss with respect to P_i is 2 D_i / count (the
+linear term does not read P_i), so the dump holds every error tensor
 Y_i - E_i. A test passes when every element satisfies onnx's backend rule
 |Y - E| <= atol + rtol * |E| (numpy's assert_allclose, rtol 1e-3, atol 1e-7);
-the errors must also reproduce the printed loss of their group.
+the errors must also reproduce the printed loss of their group
+(sum (D^2 + D R) / count: Y - E is D exactly, Y + 0 being Y).
+
+Gradients. The dump also holds the gradient of the loss with respect to every
+float test input, J_i^T (2 D_i + R_i) / count summed over the outputs. The
+linear term is what makes it a test: D alone is float32 round-off (often
+exactly 0), and so would J^T D be; R makes the cotangent O(1) and dominant
+(2 D / R ~ 1e-7). The reference evaluates the same residual sub-graph of the
+case (without the other cases and the dummy input) with the torch ONNX
+interpreter of test/helpers/onnx_torch in float64, the test inputs as
+float64 leaf tensors, and takes torch autograd's gradients. Its outputs must
+match onnx's expected values within the rule above first (the probes' float64
+gradients), else the test has no reference. Every element of every checked
+gradient must satisfy
+
+    |g_pdc - g_ref| <= grad_atol * max |g_ref| + grad_rtol * |g_ref|
+
+with grad_atol 1e-4 (relative to the largest element of that tensor: a
+float32 kernel's round-off scales with the tensor's magnitude, not with the
+element's, e.g. the sums of a matmul or a normalization; to the largest of
+the case's gradients when that tensor's are all 0) and grad_rtol 1e-3,
+float32 kernels against a float64 reference; a FAIL names the worst element
+(index, pdc's and the reference's value). Elements at a point where the loss
+is not differentiable are left out and counted (`kinks:` line): those whose
+reference gradient is not finite, or differs between x + h and x - h,
+h = 1e-9 * max(|x_i|, 1e-3 max |x|) * u_i elementwise, u_i random with
+|u_i| in [0.5, 1], by more than the tolerance (Relu at 0, Max/Min and
+MaxPool ties, Pow of 0 with a fractional exponent); smooth gradients move by
+O(h), far less. A test whose loss is piecewise constant in all its float
+inputs (comparisons, IsNaN, Shape: torch has no autograd path) or that has
+none is counted as not differentiable; a dumped gradient of such an input
+must be 0. Inputs pdc imports as buffers, not parameters (BatchNormalization
+statistics, docs/training-semantics.md), have no gradient and are noted. An
+Identity of a test input is a copy, a parameter of its own (pdc's init_from,
+the interpreter's _untie_copies): the copy's gradient is checked.
 
 Each test is first compiled alone to LLVM IR (`--emit=llvm`, ~0.1 s): a clean
 one-line rejection of an unsupported feature (pdc's "... not supported",
 "unsupported ...", "only ... supported", element types) skips the test with
 pdc's message, any other error fails it. A group that fails later (linking,
-running) is bisected down to the failing tests.
+running) is bisected down to the failing tests. The references are computed
+while pdc compiles (about 1 s for 400 tests).
 
 Skipped without running: tests with an op that pdc does not import at the
 test's opset (the dispatch tables `table["Op"] = {since, ...}` of
@@ -45,22 +87,35 @@ mask, SoftmaxCrossEntropyLoss's log_prob, training BatchNormalization's
 running statistics) are left out of the check, and counted on the
 `partial:` line.
 
-Prints `conformance: N passed, M failed, K skipped (unsupported)`, then the
-skip reasons with their counts, one line per failure with its error, and with
---list-skipped one line per skipped test; exits 1 when a test fails.
-Runs under /usr/bin/python3 (Debian's onnx 1.12 and numpy).
+Prints `conformance: N passed, M failed, K skipped (unsupported)`, then
+`gradients: N checked, M failed, K not differentiable` (and the count of
+tests without a reference, if any), the skip reasons with their counts, one
+line per failure with its error (`FAIL test: ...`, `grad FAIL test: ...`),
+with --verbose one line per passed test (`pass`, `grad pass`, `grad not
+differentiable`) and with --list-skipped one line per skipped test; exits 1
+when an output or a gradient fails.
+
+Self-checks: --perturb S shifts every expected value by S times its
+tolerance, --perturb-grads S makes pdc's gradient of every test input
+1 + S (grad_rtol + grad_atol) times the true one (pdc's graph reads
+x + (x - C) (factor - 1), C a constant equal to x: the same values); S > 1
+must fail every test (every differentiable one), S < 1 pass it.
+Runs under /usr/bin/python3 (Debian's onnx 1.12, numpy and, for the
+gradients, torch 1.13).
 """
 import argparse
 import collections
 import concurrent.futures
 import dataclasses
 import glob
+import io
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import zlib
 
 try:
     import numpy as np
@@ -85,6 +140,10 @@ STATIC_OPERANDS = {
 # Outputs of training-only statistics or masks that pdc does not compute.
 OPTIONAL_OUTPUTS = {"LayerNormalization": {1, 2}, "Dropout": {1},
                     "SoftmaxCrossEntropyLoss": {1}, "BatchNormalization": {1, 2}}
+# Float inputs pdc imports as buffers, not parameters (docs/training-semantics.md):
+# no gradient is dumped for them.
+BUFFER_OPERANDS = {"BatchNormalization": {3: "BatchNormalization statistics",
+                                          4: "BatchNormalization statistics"}}
 # The residual ops (Add, Sub, Mul, Cast, ReduceSum) need opset 7.
 RESIDUAL_OPSET = 7
 INPUT_TYPES = (np.float32, np.int64, np.int32, np.bool_)
@@ -115,6 +174,14 @@ class Case:
     count: int            # elements compared
     left_out: list        # optional outputs not checked
     index: int = 0        # prefix c<index>_ of its names
+    weights: list = dataclasses.field(default_factory=list)
+                          # [(probe name, R)] of the linear term (float outputs)
+    grad_inputs: list = dataclasses.field(default_factory=list)
+                          # names of the float test inputs (parameters)
+    buffers: dict = dataclasses.field(default_factory=dict)
+                          # {input name: why pdc does not train it}
+    reference: bytes = b""  # the residual sub-graph as the reference sees it
+                          # (without --perturb-grads' scaling)
 
 
 # ----------------------------------------------------------------------------
@@ -225,14 +292,18 @@ def input_values(graph, inputs, p):
     return nodes, inits
 
 
-def residual_tail(checked, p, shift):
-    """Probe, expected value and squared-error nodes of the checked outputs.
+def residual_tail(checked, p, shift, seed):
+    """Probe, expected value, squared-error and linear-term nodes of the
+    checked outputs.
 
     shift(E) is added to the expected values in the graph (the harness's
-    self-check; zero normally)."""
-    nodes, inits, probes, sums = [], [], [], []
+    self-check; zero normally). Returns (nodes, initializers, probes,
+    count, weights): weights = [(probe name, R)] of the float outputs."""
+    rng = np.random.default_rng(seed)
+    nodes, inits, probes, sums, weights = [], [], [], [], []
     for i, (y, want) in checked:
-        if want.dtype != np.float32:     # bool and integer outputs: exact in f32
+        floating = want.dtype == np.float32
+        if not floating:                 # bool and integer outputs: exact in f32
             nodes.append(helper.make_node("Cast", [y], [f"{p}float_{i}"],
                                           to=TensorProto.FLOAT))
             y = f"{p}float_{i}"
@@ -244,8 +315,22 @@ def residual_tail(checked, p, shift):
                   helper.make_node("Mul", [diff, diff], [f"{p}square_{i}"]),
                   helper.make_node("ReduceSum", [f"{p}square_{i}"], [f"{p}sum_{i}"],
                                    keepdims=0)]
-        probes.append((probe, want))
         sums.append(f"{p}sum_{i}")
+        if floating:
+            # The linear term sum((Y - E) R): the same value as D (Y + 0 =
+            # Y), but not through the probe, so P's gradient stays 2 D / count.
+            finite = np.abs(want[np.isfinite(want)])
+            scale = max(1.0, float(finite.max())) if finite.size else 1.0
+            r = (rng.standard_normal(want.shape) * scale).astype(np.float32)
+            nodes += [helper.make_node("Sub", [y, exp], [f"{p}error_{i}"]),
+                      constant_node(f"{p}weight_{i}", r),
+                      helper.make_node("Mul", [f"{p}error_{i}", f"{p}weight_{i}"],
+                                       [f"{p}weighted_{i}"]),
+                      helper.make_node("ReduceSum", [f"{p}weighted_{i}"],
+                                       [f"{p}linear_{i}"], keepdims=0)]
+            sums.append(f"{p}linear_{i}")
+            weights.append((probe, r))
+        probes.append((probe, want))
     total = sums[0]
     for j, s in enumerate(sums[1:]):
         nodes.append(helper.make_node("Add", [total, s], [f"{p}total_{j}"]))
@@ -253,10 +338,49 @@ def residual_tail(checked, p, shift):
     count = sum(w.size for _, w in probes)
     nodes += [constant_node(f"{p}inverse_count", np.array(1.0 / count, np.float32)),
               helper.make_node("Mul", [total, f"{p}inverse_count"], [f"{p}loss"])]
-    return nodes, inits, probes, count
+    return nodes, inits, probes, count, weights
 
 
-def prepare(case_dir, table, index, shift):
+def scale_gradients(nodes, inits, names, factor):
+    """--perturb-grads: every read of the parameter x in nodes reads
+    x + (x - C) * (factor - 1) instead, C a constant equal to x: the same
+    value (exactly), a gradient `factor` times the true one. x is one of
+    names with finite values, or an Identity copy of one (a parameter of its
+    own: docs/training-semantics.md)."""
+    values = {t.name: numpy_helper.to_array(t) for t in inits}
+    names = [n for n in names if np.all(np.isfinite(values[n]))]
+    copies = {node.output[0]: node.input[0] for node in nodes
+              if node.op_type == "Identity" and node.input[0] in names}
+    extra = []
+    for name in names + list(copies):
+        value = values[copies.get(name, name)]
+        extra += [constant_node(name + "_copy", value),
+                  constant_node(name + "_factor", np.array(factor - 1.0, np.float32)),
+                  helper.make_node("Sub", [name, name + "_copy"], [name + "_zero"]),
+                  helper.make_node("Mul", [name + "_zero", name + "_factor"],
+                                   [name + "_zeroed"]),
+                  helper.make_node("Add", [name, name + "_zeroed"], [name + "_scaled"])]
+        for node in nodes:
+            if not (node.op_type == "Identity" and node.output[0] in copies):
+                node.input[:] = [name + "_scaled" if x == name else x
+                                 for x in node.input]
+    # A copy is read after the Identity that makes it.
+    return [n for n in nodes if n.op_type == "Identity" and n.output[0] in copies] \
+        + extra + [n for n in nodes if not (n.op_type == "Identity" and
+                                            n.output[0] in copies)]
+
+
+def case_model(nodes, inits, p, opset, ir_version):
+    """The residual sub-graph of one case as a model (output: its loss)."""
+    graph = helper.make_graph(nodes, "case", [],
+                              [helper.make_tensor_value_info(f"{p}loss",
+                                                             TensorProto.FLOAT, [])],
+                              inits)
+    return helper.make_model(graph, ir_version=ir_version,
+                             opset_imports=[helper.make_opsetid("", opset)])
+
+
+def prepare(case_dir, table, index, shift, grad_factor=1.0):
     """Return the Case of one node test, or raise Skip."""
     name = os.path.basename(case_dir)
     if RANDOM_OUTPUT.match(name):
@@ -270,7 +394,10 @@ def prepare(case_dir, table, index, shift):
     check_types(graph, inputs, expected)
     p = f"c{index}_"
     nodes, inits = input_values(graph, inputs, p)
-    left_out, drop = [], set()
+    grad_inputs = [p + info.name for info, value in zip(graph.input, inputs)
+                   if value.dtype == np.float32 and not is_static(graph, info.name)]
+    buffers = {}
+    left_out, drop, body = [], set(), []
     for node in graph.node:
         copy = onnx.NodeProto()
         copy.CopyFrom(node)
@@ -281,14 +408,26 @@ def prepare(case_dir, table, index, shift):
                 left_out.append(f"{node.op_type} output {j} '{out}'")
                 drop.add(out)
         copy.output[:] = ["" if x in drop or not x else p + x for x in node.output]
-        nodes.append(copy)
+        for j, why in BUFFER_OPERANDS.get(node.op_type, {}).items():
+            if j < len(copy.input) and copy.input[j]:
+                buffers[copy.input[j]] = why
+        body.append(copy)
     checked = [(i, (p + info.name, want)) for i, (info, want)
                in enumerate(zip(graph.output, expected)) if info.name not in drop]
     if not checked:
         raise Skip("no output pdc computes")
-    tail_nodes, tail_inits, probes, count = residual_tail(checked, p, shift)
-    return Case(name, residual_opset(model), model.ir_version, nodes + tail_nodes,
-                inits + tail_inits, probes, count, left_out, index)
+    tail_nodes, tail_inits, probes, count, weights = residual_tail(
+        checked, p, shift, zlib.crc32(name.encode()))
+    opset = residual_opset(model)
+    reference = case_model(nodes + body + tail_nodes, inits + tail_inits, p, opset,
+                           model.ir_version).SerializeToString()
+    if grad_factor != 1.0:
+        scaled = [n for n in grad_inputs if n not in buffers]
+        body, tail_nodes = scale_gradients(body + tail_nodes, inits, scaled,
+                                           grad_factor), []
+    return Case(name, opset, model.ir_version, nodes + body + tail_nodes,
+                inits + tail_inits, probes, count, left_out, index, weights,
+                grad_inputs, buffers, reference)
 
 
 def group_model(cases):
@@ -358,8 +497,10 @@ def precheck(args, case):
 
 
 def compare(case, grads, rtol, atol):
-    """(status, message, sum of squared errors) from the probe gradients."""
-    sum_squares, worst = 0.0, None
+    """(status, message, loss) from the probe gradients (the loss: the
+    squared errors and the linear term over count)."""
+    loss_sum, worst = 0.0, None
+    weights = dict(case.weights)
     for name, want in case.probes:
         grad = grads.get(name)
         if grad is None or grad.shape != want.shape:
@@ -367,7 +508,9 @@ def compare(case, grads, rtol, atol):
         error = grad.astype(np.float64) * case.count / 2.0   # = Y - E
         if not np.all(np.isfinite(error)):
             return "fail", f"output {name.split('probe_')[1]}: non-finite values", None
-        sum_squares += float(np.sum(error * error))
+        loss_sum += float(np.sum(error * error))
+        if name in weights:             # the linear term: sum((Y - E) R)
+            loss_sum += float(np.sum(error * weights[name].astype(np.float64)))
         want = want.astype(np.float64)
         excess = np.abs(error) - (atol + rtol * np.abs(want))
         at = np.unravel_index(np.argmax(excess), excess.shape)
@@ -378,11 +521,12 @@ def compare(case, grads, rtol, atol):
         return "fail", (f"output {name.split('probe_')[1]} element {list(map(int, at))}: "
                         f"|Y - E| = {err:.3g} > {atol:g} + {rtol:g} * |{want:.6g}|"), None
     note = f"; without {', '.join(case.left_out)}" if case.left_out else ""
-    return "pass", f"max |Y - E| {err:.3g}{note}", sum_squares / case.count
+    return "pass", f"max |Y - E| {err:.3g}{note}", loss_sum / case.count
 
 
 def run_group(args, cases):
-    """Compile and run cases together; returns {name: (status, message)}."""
+    """Compile and run cases together; returns ({name: (status, message)},
+    {name: {test input: pdc's gradient}})."""
     work = tempfile.mkdtemp(prefix=f"opset{cases[0].opset}-", dir=args.work_dir)
     try:
         path, data, grads_dir, plan = (os.path.join(work, d) for d in
@@ -401,9 +545,10 @@ def run_group(args, cases):
                  for f in os.listdir(grads_dir) if f.endswith(".npy")}
     except CommandError as err:
         if len(cases) == 1:
-            return {cases[0].name: ("fail", str(err))}
+            return {cases[0].name: ("fail", str(err))}, {}
         half = len(cases) // 2          # bisect down to the failing tests
-        return {**run_group(args, cases[:half]), **run_group(args, cases[half:])}
+        (r1, g1), (r2, g2) = run_group(args, cases[:half]), run_group(args, cases[half:])
+        return {**r1, **r2}, {**g1, **g2}
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -418,7 +563,190 @@ def run_group(args, cases):
         message = (f"printed loss {printed:.6g} but the probe gradients give "
                    f"{sum(losses):.6g}")
         results = {c.name: ("fail", message) for c in cases}
-    return results
+    return results, {c.name: {n: g for n, g in grads.items()
+                               if n.startswith(f"c{c.index}_")} for c in cases}
+
+
+# ----------------------------------------------------------------------------
+# Gradients against float64 autograd
+# ----------------------------------------------------------------------------
+
+def load_torch():
+    """Imports torch and the ONNX interpreter (test/helpers/onnx_torch)."""
+    global torch, OnnxModule
+    sys.path.insert(0, os.path.join(HERE, "..", "helpers"))
+    try:
+        import torch
+    except ModuleNotFoundError:
+        raise SystemExit("error: the gradient check needs torch (Debian's "
+                         "python3-torch); --no-grads checks the outputs only")
+    from onnx_torch import OnnxModule
+    torch.set_num_threads(1)
+
+
+@dataclasses.dataclass
+class Reference:
+    """float64 autograd of one case's residual loss."""
+    grads: dict = dataclasses.field(default_factory=dict)
+                                # {input: gradient}; None: no autograd path
+    kinks: dict = dataclasses.field(default_factory=dict)
+                                # {input: bool mask of non-differentiable elements}
+    copies: dict = dataclasses.field(default_factory=dict)
+                                # {Identity copy: the input it copies}
+    error: str = ""             # why there is no reference
+
+
+def torch_reference(case, args):
+    """Reference gradients of case's residual loss: the torch ONNX
+    interpreter in float64, the test inputs as leaf tensors. The gradients
+    are also taken on both sides of x, at x +- step * max(|x|, 1e-3 max|x|)
+    * u (elementwise; u random, |u| in [0.5, 1]): elements whose gradient
+    differs between the two sides by more than the tolerance, or is not
+    finite, lie at a point where the loss is not differentiable (kinks)."""
+    try:
+        module = OnnxModule(io.BytesIO(case.reference), dtype=torch.float64)
+    except Exception as err:            # an op the interpreter does not know
+        return Reference(error=str(err))
+    # An Identity of an initializer is a copy, a parameter of its own (pdc's
+    # init_from and the interpreter's _untie_copies): its gradient is checked.
+    names = case.grad_inputs + [c for c, kept in module.copies.items()
+                                if kept in case.grad_inputs]
+    probes = [n for n, _ in case.probes]
+    base = {n: module.params[n] for n in names}
+    rng = np.random.default_rng(zlib.crc32(case.name.encode()) + 1)
+
+    def gradients(values):
+        leaves = {n: v.clone().requires_grad_(True) for n, v in values.items()}
+        leaves.update({n: module.params[n].clone().requires_grad_(True)
+                       for n in probes})
+        loss = module.loss(leaves, {})
+        if not loss.requires_grad:
+            return {n: None for n in leaves}
+        out = torch.autograd.grad(loss, list(leaves.values()), allow_unused=True)
+        return {n: None if g is None else g.numpy() for n, g in zip(leaves, out)}
+
+    try:
+        at = gradients(base)
+        # The reference must reproduce onnx's outputs (within onnx's
+        # tolerance): its probe gradients are 2 (Y - E') / count, E' the
+        # expected values in the graph (E' = E but under --perturb).
+        for name, want in case.probes:
+            g, shifted = at[name], module.params[name.replace("probe_", "expected_")]
+            error = (np.zeros(want.shape) if g is None else g * case.count / 2.0) \
+                + (shifted.numpy() - want.astype(np.float64))
+            excess = np.abs(error) - (args.atol + args.rtol *
+                                      np.abs(want.astype(np.float64)))
+            if np.any(excess > 0):
+                worst = np.unravel_index(np.argmax(excess), excess.shape)
+                return Reference(error=f"the interpreter's output "
+                                 f"{name.split('probe_')[1]} differs from onnx's "
+                                 f"at {list(map(int, worst))} by {error[worst]:.3g}")
+        copies = {c: k for c, k in module.copies.items() if c in names}
+        if all(at[n] is None for n in names):
+            return Reference(grads={n: None for n in names}, copies=copies)
+        # x_i +- step * max(|x_i|, 1e-3 max |x|) * u_i, |u_i| in [0.5, 1].
+        moves = {}
+        for n, v in base.items():
+            x = v.numpy()
+            floor = 1e-3 * float(np.abs(x).max()) if x.size else 0.0
+            size = args.kink_step * np.maximum(np.abs(x), max(floor, 1e-30))
+            moves[n] = torch.from_numpy(np.asarray(
+                size * rng.choice([-1.0, 1.0], size=x.shape) *
+                rng.uniform(0.5, 1.0, size=x.shape), np.float64))
+        sides = [gradients({n: v + sign * moves[n] for n, v in base.items()})
+                 for sign in (1.0, -1.0)]
+    except Exception as err:            # an interpreter that cannot run the case
+        return Reference(error=f"onnx_torch: {type(err).__name__}: {err}")
+    kinks, scale = {}, largest(at[n] for n in names)
+    for n in names:
+        g = at[n]
+        if g is None:
+            continue
+        plus, minus = sides[0][n], sides[1][n]
+        plus = np.zeros_like(g) if plus is None else plus
+        minus = np.zeros_like(g) if minus is None else minus
+        with np.errstate(invalid="ignore"):
+            tol = grad_tolerance(g, args, scale)
+            kinks[n] = ~(np.isfinite(g) & np.isfinite(plus) & np.isfinite(minus)) | \
+                (np.abs(plus - minus) > tol)
+    return Reference(grads={n: at[n] for n in names}, kinks=kinks, copies=copies)
+
+
+def largest(values):
+    """max |v| over the finite elements of the arrays (0 if none)."""
+    return max([float(np.max(np.abs(v[np.isfinite(v)]), initial=0.0))
+                for v in values if v is not None], default=0.0)
+
+
+def grad_tolerance(ref, args, case_scale):
+    """atol + rtol |g_ref|, atol = grad_atol * max |g_ref| over the tensor's
+    finite elements (over all the case's gradients when the tensor's are all
+    0: a true gradient of 0 still gets float32 round-off)."""
+    scale = largest([ref]) or case_scale
+    return args.grad_atol * scale + args.grad_rtol * np.abs(ref)
+
+
+def compare_grads(case, mine, ref, args):
+    """(status, message): "pass", "fail", "nondiff" (the loss is piecewise
+    constant in every float input, or there is none) or "noref"."""
+    if ref.error:
+        return "noref", ref.error
+    if not case.grad_inputs:
+        return "nondiff", "no float input"
+    notes, checked, kinks, worst = [], 0, 0, None
+    prefix = f"c{case.index}_"
+    scale = largest(ref.grads.values())
+    for n in ref.grads:
+        label = n[len(prefix):]
+        if n in ref.copies:
+            label += f" (Identity copy of '{ref.copies[n][len(prefix):]}')"
+        g = ref.grads[n]
+        got = mine.get(n)
+        if n in case.buffers and got is None:
+            notes.append(f"'{label}' not a parameter ({case.buffers[n]})")
+            continue
+        if g is None:
+            # Piecewise constant: pdc's gradient, if any, must be 0.
+            if got is not None and np.any(got != 0):
+                at = np.unravel_index(np.argmax(np.abs(got)), got.shape)
+                return "fail", (f"input '{label}': the loss is piecewise constant "
+                                f"in it but pdc's gradient is {got[at]:.6g} at "
+                                f"{list(map(int, at))}")
+            notes.append(f"'{label}' not differentiable")
+            continue
+        if got is None:
+            return "fail", f"input '{label}': pdc dumped no gradient"
+        if got.shape != g.shape:
+            return "fail", (f"input '{label}': gradient of shape {list(got.shape)}, "
+                            f"expected {list(g.shape)}")
+        got = got.astype(np.float64)
+        skip = ref.kinks[n]
+        tol = grad_tolerance(g, args, scale)
+        with np.errstate(invalid="ignore"):
+            excess = np.where(skip, -np.inf, np.abs(got - g) - tol)
+            excess[~np.isfinite(got) & ~skip] = np.inf
+        checked += 1
+        kinks += int(skip.sum())
+        if skip.all():
+            continue
+        at = np.unravel_index(np.argmax(excess), excess.shape)
+        if worst is None or excess[at] > worst[0]:
+            worst = (float(excess[at]), label, at, float(got[at]), float(g[at]),
+                     float(tol[at]))
+    if not checked:
+        return "nondiff", "; ".join(notes) or "no float input"
+    if kinks:
+        notes.append(f"{kinks} element{'s' * (kinks != 1)} at kinks left out")
+    suffix = f" ({'; '.join(notes)})" if notes else ""
+    if worst is None:
+        return "pass", "every element at a kink" + suffix
+    excess, label, at, got, want, tol = worst
+    where = f"input '{label}' element {list(map(int, at))}"
+    if excess > 0:
+        return "fail", (f"{where}: pdc {got:.7g}, reference {want:.7g}, "
+                        f"|difference| {abs(got - want):.3g} > {tol:.3g}{suffix}")
+    return "pass", (f"{checked} input{'s' * (checked != 1)}, worst {where}: "
+                    f"|difference| {abs(got - want):.3g} <= {tol:.3g}{suffix}")
 
 
 # ----------------------------------------------------------------------------
@@ -441,6 +769,17 @@ def parse_args():
     p.add_argument("--perturb", type=float, default=0.0, metavar="S",
                    help="self-check: shift every expected value by S times its "
                    "tolerance (S > 1 must fail every test, S < 1 pass it)")
+    p.add_argument("--grad-rtol", type=float, default=1e-3)
+    p.add_argument("--grad-atol", type=float, default=1e-4,
+                   help="times max |g_ref| of the tensor")
+    p.add_argument("--kink-step", type=float, default=1e-9,
+                   help="relative step of the kink detection")
+    p.add_argument("--perturb-grads", type=float, default=0.0, metavar="S",
+                   help="self-check: scale pdc's gradient of every test input by "
+                   "1 + S (grad_rtol + grad_atol) (S > 1 must fail every "
+                   "differentiable test, S < 1 pass it)")
+    p.add_argument("--no-grads", action="store_true",
+                   help="check the outputs only")
     p.add_argument("--timeout", type=float, default=300, help="seconds per command")
     p.add_argument("--work-dir", help="parent of the temporary directories")
     p.add_argument("--keep", action="store_true", help="keep the plans of the groups")
@@ -460,9 +799,10 @@ def prepare_all(args, table):
         bound = args.atol + args.rtol * np.abs(want.astype(np.float32))
         return (args.perturb * bound).astype(np.float32)
 
+    factor = 1.0 + args.perturb_grads * (args.grad_rtol + args.grad_atol)
     for index, case_dir in enumerate(dirs):
         try:
-            cases.append(prepare(case_dir, table, index, shift))
+            cases.append(prepare(case_dir, table, index, shift, factor))
         except Skip as why:
             results[os.path.basename(case_dir)] = ("skip", str(why))
     return cases, results
@@ -479,13 +819,30 @@ def groups_of(cases, size):
             yield group[k * len(group) // count:(k + 1) * len(group) // count]
 
 
-def report(results, args):
+def report(results, grad_results, args):
     by = collections.defaultdict(list)
     for name in sorted(results):
         status, message = results[name]
         by[status].append((name, message))
     print(f"conformance: {len(by['pass'])} passed, {len(by['fail'])} failed, "
           f"{len(by['skip'])} skipped (unsupported)")
+    grads = collections.defaultdict(list)
+    for name in sorted(grad_results):
+        status, message = grad_results[name]
+        grads[status].append((name, message))
+    if not args.no_grads:
+        print(f"gradients: {len(grads['pass']) + len(grads['fail'])} checked, "
+              f"{len(grads['fail'])} failed, {len(grads['nondiff'])} not "
+              f"differentiable")
+        if grads["noref"]:
+            print(f"gradients: {len(grads['noref'])} without a reference (the "
+                  f"torch interpreter cannot evaluate them)")
+        kinks = [int(m.group(1)) for _, msg in grads["pass"] + grads["fail"]
+                 for m in [re.search(r"(\d+) elements? at kinks", msg)] if m]
+        if kinks:
+            print(f"kinks: {sum(kinks)} element{'s' * (sum(kinks) != 1)} of "
+                  f"{len(kinks)} test{'s' * (len(kinks) != 1)} at "
+                  f"non-differentiable points left out")
     partial = [n for n, m in by["pass"] if "; without " in m]
     if partial:
         print(f"partial: {len(partial)} passed without the optional outputs pdc "
@@ -496,11 +853,19 @@ def report(results, args):
         print(f"skipped {n}: {reason}")
     for name, message in by["fail"]:
         print(f"FAIL {name}: {message}")
+    for name, message in grads["fail"]:
+        print(f"grad FAIL {name}: {message}")
+    for name, message in grads["noref"]:
+        print(f"grad noref {name}: {message}")
     for name, message in by["pass"] if args.verbose else []:
         print(f"pass {name}: {message}")
+    for name, message in grads["pass"] if args.verbose else []:
+        print(f"grad pass {name}: {message}")
+    for name, message in grads["nondiff"] if args.verbose else []:
+        print(f"grad not differentiable {name}: {message}")
     for name, message in by["skip"] if args.list_skipped else []:
         print(f"skip {name}: {message}")
-    return 1 if by["fail"] else 0
+    return 1 if by["fail"] or grads["fail"] else 0
 
 
 def main():
@@ -508,6 +873,7 @@ def main():
     if args.work_dir:
         os.makedirs(args.work_dir, exist_ok=True)
     cases, results = prepare_all(args, supported_ops(args.import_src))
+    refs, pdc_grads = {}, {}
     with concurrent.futures.ThreadPoolExecutor(max(args.jobs, 1)) as pool:
         checked = list(pool.map(lambda c: precheck(args, c), cases))
         runnable = []
@@ -517,9 +883,18 @@ def main():
             else:
                 runnable.append(case)
         groups = list(groups_of(runnable, max(args.group_size, 1)))
-        for outcome in pool.map(lambda g: run_group(args, g), groups):
+        futures = [pool.submit(run_group, args, g) for g in groups]
+        if not args.no_grads:
+            # The references, in this thread while pdc compiles and runs.
+            load_torch()
+            refs = {c.name: torch_reference(c, args) for c in runnable}
+        for future in futures:
+            outcome, grads = future.result()
             results.update(outcome)
-    return report(results, args)
+            pdc_grads.update(grads)
+    grad_results = {c.name: compare_grads(c, pdc_grads[c.name], refs[c.name], args)
+                    for c in runnable if c.name in refs and c.name in pdc_grads}
+    return report(results, grad_results, args)
 
 
 if __name__ == "__main__":

@@ -88,3 +88,14 @@ def layer_normalization(inputs, attrs, ctx):
     if bias is not None:
         y = y + bias
     return y, mean, inv_std
+
+
+@register("RMSNormalization")
+def rms_normalization(inputs, attrs, ctx):
+    """Opset 23: X / sqrt(mean(X^2 over axes axis..rank-1) + epsilon) * scale
+    (stash_type only names the type of the statistics: the interpreter's)."""
+    x, scale = inputs[0], inputs[1]
+    axis = attrs.get("axis", -1) % x.dim()
+    dims = list(range(axis, x.dim()))
+    rms = torch.sqrt((x * x).mean(dim=dims, keepdim=True) + attrs.get("epsilon", 1e-5))
+    return x / rms * scale
