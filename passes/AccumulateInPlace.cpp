@@ -31,7 +31,7 @@ void AccumulateInPlacePass::runOnOperation() {
   PDDialect::AccumulateAttrHelper accumulate(&getContext());
   getOperation().walk([&](AccumulateGradOp acc) {
     auto matmul = acc.getGrad().getDefiningOp<MatMulOp>();
-    if (matmul && matmul->hasOneUse())
+    if (matmul && matmul->hasOneUse() && !matmul.getBias())
       accumulate.setAttr(matmul, UnitAttr::get(&getContext()));
   });
 }

@@ -103,6 +103,14 @@ static void populateCoreMath(RuntimePatterns &patterns) {
     bool ta = mm.getTransposeLhs(), tb = mm.getTransposeRhs();
     int64_t m = shapeOf(mm)[0], n = shapeOf(mm)[1];
     int64_t k = shapeOf(mm.getLhs())[ta ? 0 : 1];
+    if (Value bias = mm.getBias()) {
+      // C = alpha A B + bias, the product started from the bias rows.
+      b.call(RuntimeFn::pdrt_matmul_bias,
+             {b.ctx(), b.address(mm.getLhs()), b.address(mm.getRhs()),
+              b.address(bias), b.address(mm), b.i64(m), b.i64(n), b.i64(k),
+              b.i32(ta), b.i32(tb), b.f32(mm.getAlpha().convertToFloat())});
+      return success();
+    }
     // pd.accumulate: C += A B into the gradient accumulator.
     bool accumulate = PDDialect::AccumulateAttrHelper(mm.getContext())
                           .isAttrPresent(mm);

@@ -48,6 +48,30 @@ def FuseDecomposedOpsPass : Pass<"pd-fuse-decomposed-ops", "::mlir::ModuleOp"> {
   }];
 }
 
+def FuseMatMulBiasPass : Pass<"pd-fuse-matmul-bias", "::mlir::ModuleOp"> {
+  let summary = "Moves a Linear layer's bias add into its matmul's epilogue.";
+  let description = [{
+    add(bias, matmul) with a 1-D bias [N] broadcast over the rows of the
+    [M, N] product, directly or through a reshape that keeps N as the last
+    dim, becomes one pd.matmul with the bias operand: its kernel starts the
+    product from the bias rows, so the output is written once instead of
+    written and then read and written again by the add. The matmul and the
+    reshape must have no other user. Runs before pd-autodiff.
+
+    Before:
+    ```mlir
+    %p = pd.matmul %x, %w {transpose_rhs} : tensor<32x64xf32>, tensor<192x64xf32> -> tensor<32x192xf32>
+    %r = pd.reshape %p : tensor<32x192xf32> -> tensor<2x16x192xf32>
+    %y = pd.add %b, %r : tensor<192xf32>, tensor<2x16x192xf32> -> tensor<2x16x192xf32>
+    ```
+    After:
+    ```mlir
+    %p = pd.matmul %x, %w, %b {transpose_rhs} : tensor<32x64xf32>, tensor<192x64xf32>, tensor<192xf32> -> tensor<32x192xf32>
+    %y = pd.reshape %p : tensor<32x192xf32> -> tensor<2x16x192xf32>
+    ```
+  }];
+}
+
 def FuseAttentionSoftmaxPass : Pass<"pd-fuse-attention-softmax", "::mlir::ModuleOp"> {
   let summary = "Fuses attention's scale, constant mask and softmax into pd.masked_softmax.";
   let description = [{

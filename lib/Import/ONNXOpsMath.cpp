@@ -88,6 +88,7 @@ static FailureOr<Value> buildMatMul(NodeBinder &b, const MatrixOperand &lhs,
   FloatAttr alphaAttr =
       alpha != 1.0f ? builder.getF32FloatAttr(alpha) : nullptr;
   auto op = builder.create<MatMulOp>(b.loc(), type, lhs.value, rhs.value,
+                                     /*bias=*/Value(),
                                      lhs.transpose ? unit : nullptr,
                                      rhs.transpose ? unit : nullptr, alphaAttr);
   return op.getResult();
@@ -173,7 +174,7 @@ static LogicalResult importBatchedMatMul(NodeBinder &b, ONNXValue rawLhs,
     rhs = rhsTransposed ? rhs : reshapeTo(builder, loc, rhs, w);
     product = builder.create<MatMulOp>(
         loc, RankedTensorType::get({rows, n}, f32),
-        reshapeTo(builder, loc, lhs, {rows, k}), rhs, nullptr,
+        reshapeTo(builder, loc, lhs, {rows, k}), rhs, /*bias=*/Value(), nullptr,
         rhsTransposed ? builder.getUnitAttr() : nullptr, nullptr);
   } else {
     SmallVector<int64_t> lhsShape(*batch), rhsShape(*batch), resShape(*batch);

@@ -19,6 +19,8 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
   pm.addPass(createFuseDecomposedOpsPass());
   // Attention's scale, causal mask and softmax: one kernel each way.
   pm.addPass(createFuseAttentionSoftmaxPass());
+  // Linear layers' biases into their matmuls' epilogues.
+  pm.addPass(createFuseMatMulBiasPass());
   // Forward + backward in one function, gradient ops tagged with the op
   // they differentiate, so partitioning can keep them together.
   pm.addPass(createAutodiffPass());

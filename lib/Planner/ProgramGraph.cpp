@@ -150,7 +150,7 @@ void GraphBuilder::linkUsers() {
           g.users.push_back(opIndex.lookup(user));
       v.userEnd = g.users.size();
     }
-    if (isa<MatMulOp>(op) && op.hasOneUse() &&
+    if (isa<MatMulOp>(op) && !cast<MatMulOp>(op).getBias() && op.hasOneUse() &&
         isa<AccumulateGradOp>(*op.getUsers().begin()))
       g.ops[opIndex.lookup(&op)].accumulateUser =
           opIndex.lookup(*op.getUsers().begin());

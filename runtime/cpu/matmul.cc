@@ -3,7 +3,9 @@
 // C[m,n] = alpha * op(A) * op(B) + beta * C with one row-major dnnl_sgemm:
 // on the benchmark GPTs' shapes oneDNN's single-thread sgemm is 5-16%
 // faster than OpenBLAS 0.3.21's on AVX-512 (bench/kernels/sgemm_libs.cc).
-// Degenerate shapes (k == 0) are handled here. Also sizes the thread pools
+// Degenerate shapes (k == 0) are handled here. pdrt_matmul_bias starts C
+// from the bias rows and lets the GEMM add the product (beta = 1), so a
+// Linear layer's bias costs no extra pass over C. Also sizes the thread pools
 // (OpenBLAS for the BLAS users left, OpenMP for oneDNN) so that the ranks
 // sharing a machine do not oversubscribe its cores.
 //
@@ -16,6 +18,7 @@
 #include <omp.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 namespace pdrt {
@@ -54,4 +57,15 @@ extern "C" void pdrt_matmul(pdrt_ctx *ctx, const float *a, const float *b,
                                      "x %lld failed (status %d)",
                                      (long long)m, (long long)n, (long long)k,
                                      (int)status));
+}
+
+extern "C" void pdrt_matmul_bias(pdrt_ctx *ctx, const float *a, const float *b,
+                                 const float *bias, float *c, int64_t m,
+                                 int64_t n, int64_t k, int32_t trans_a,
+                                 int32_t trans_b, float alpha) {
+  if (pdrt::hasError(ctx) || m <= 0 || n <= 0)
+    return;
+  for (int64_t i = 0; i < m; ++i)
+    std::memcpy(c + i * n, bias, n * sizeof(float));
+  pdrt_matmul(ctx, a, b, c, m, n, k, trans_a, trans_b, alpha, 1.0f);
 }

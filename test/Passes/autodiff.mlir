@@ -72,3 +72,23 @@ func.func @main(%x: tensor<2x4xf32>, %y: tensor<2xi64>) -> tensor<f32> {
   // CHECK-NEXT: pd.accumulate_grad @b, %[[DB]]
   return %l : tensor<f32>
 }
+
+// -----
+
+// Tests that a matmul's bias gets dC summed over the rows (no gradient
+// for the data input).
+pd.param @w {onnx_name = "w"} : tensor<4x3xf32>
+pd.param @b {onnx_name = "b"} : tensor<3xf32>
+// CHECK-LABEL: func.func @main
+func.func @main(%x: tensor<2x4xf32>, %y: tensor<2xi64>) -> tensor<f32> {
+  %w = pd.param_ref @w : tensor<4x3xf32>
+  %b = pd.param_ref @b : tensor<3xf32>
+  %z = pd.matmul %x, %w, %b : tensor<2x4xf32>, tensor<4x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %l = pd.softmax_cross_entropy %z, %y : tensor<2x3xf32>, tensor<2xi64> -> tensor<f32>
+  // CHECK: %[[DZ:.+]] = pd.softmax_cross_entropy_grad
+  // CHECK-NEXT: %[[DW:.+]] = pd.matmul %arg0, %[[DZ]] {pd.grad_of = 2 : i64, transpose_lhs}
+  // CHECK-NEXT: %[[DB:.+]] = pd.sum_to %[[DZ]] {pd.grad_of = 2 : i64} : tensor<2x3xf32> -> tensor<3xf32>
+  // CHECK-DAG: pd.accumulate_grad @w, %[[DW]]
+  // CHECK-DAG: pd.accumulate_grad @b, %[[DB]]
+  return %l : tensor<f32>
+}

@@ -18,7 +18,8 @@ static int64_t numElements(Value v) {
 int64_t MatMulOp::getFlops() {
   auto lhs = getLhs().getType();
   int64_t k = lhs.getDimSize(getTransposeLhs() ? 0 : 1);
-  return 2 * numElements(getResult()) * k;
+  return 2 * numElements(getResult()) * k +
+         (getBias() ? numElements(getResult()) : 0);
 }
 
 int64_t AddOp::getFlops() { return numElements(getResult()); }

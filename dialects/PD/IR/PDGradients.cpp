@@ -27,13 +27,14 @@ static RankedTensorType matmulType(Value a, Value b, bool ta, bool tb) {
 
 static Value buildMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs,
                          bool ta, bool tb, float alpha) {
-  return b.create<MatMulOp>(loc, matmulType(lhs, rhs, ta, tb), lhs, rhs, ta,
-                           tb, APFloat(alpha));
+  return b.create<MatMulOp>(loc, matmulType(lhs, rhs, ta, tb), lhs, rhs,
+                           /*bias=*/Value(), ta, tb, APFloat(alpha));
 }
 
 //===----------------------------------------------------------------------===//
-// MatMulOp: C = alpha * op(A) op(B)
-//   d op(A) = alpha * dC op(B)^T,   d op(B) = alpha * op(A)^T dC
+// MatMulOp: C = alpha * op(A) op(B) (+ bias, broadcast over rows)
+//   d op(A) = alpha * dC op(B)^T,   d op(B) = alpha * op(A)^T dC,
+//   d bias = dC summed over rows
 //===----------------------------------------------------------------------===//
 
 LogicalResult MatMulOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
@@ -51,6 +52,8 @@ LogicalResult MatMulOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                 : buildMatMul(b, loc, a, dc, !ta, false, alpha);
   operandGrads.push_back(da);
   operandGrads.push_back(db);
+  if (Value bias = getBias())
+    operandGrads.push_back(sumToType(b, loc, dc, bias.getType()));
   return success();
 }
 

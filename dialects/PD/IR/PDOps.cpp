@@ -166,6 +166,12 @@ LogicalResult MatMulOp::verify() {
     return emitOpError("result shape ")
            << shapeString(result.getShape()) << " is not ["
            << m << "," << n << "]";
+  if (Value bias = getBias()) {
+    auto type = cast<RankedTensorType>(bias.getType());
+    if (type.getRank() != 1 || type.getDimSize(0) != n)
+      return emitOpError("bias shape ")
+             << shapeString(type.getShape()) << " is not [" << n << "]";
+  }
   return success();
 }
 

@@ -239,21 +239,27 @@ def PD_ConstantOp : PD_Op<"constant", [Pure, ConstantLike,
 def PD_MatMulOp : PD_Op<"matmul", [Pure,
     DeclareOpInterfaceMethods<PD_GradientOpInterface>,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
-  let summary = "Matrix product alpha * op(lhs) * op(rhs) of 2-D tensors.";
+  let summary = "Matrix product alpha * op(lhs) * op(rhs) (+ bias) of 2-D tensors.";
   let description = [{
     `op(x)` is `x` or its transpose as `transpose_lhs`/`transpose_rhs` say.
+    With a `bias` [N], every row of the [M, N] result gets it added: the
+    kernel starts the product from the bias (a Linear layer's epilogue),
+    which pd-fuse-matmul-bias forms from a matmul and the add that follows.
     ONNX MatMul and Gemm import to this op.
 
     ```mlir
     %y = pd.matmul %x, %w {transpose_rhs} : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
+    %z = pd.matmul %x, %w, %b {transpose_rhs} : tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32> -> tensor<4x16xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$lhs, PD_F32Tensor:$rhs,
+                       Optional<PD_F32Tensor>:$bias,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
                        DefaultValuedAttr<F32Attr, "1.0f">:$alpha);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+    $lhs `,` $rhs (`,` $bias^)? attr-dict `:` type($lhs) `,` type($rhs)
+    (`,` type($bias)^)? `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -63,6 +63,12 @@ void pdrt_matmul(pdrt_ctx *ctx, const float *a, const float *b, float *c,
                  int64_t m, int64_t n, int64_t k, int32_t trans_a,
                  int32_t trans_b, float alpha, float beta);
 
+/// C[m,n] = alpha * op(A) * op(B) + bias, bias [n] added to every row (a
+/// Linear layer): C starts as the bias rows and the product adds to it.
+void pdrt_matmul_bias(pdrt_ctx *ctx, const float *a, const float *b,
+                      const float *bias, float *c, int64_t m, int64_t n,
+                      int64_t k, int32_t trans_a, int32_t trans_b, float alpha);
+
 /// out = a (op) b with numpy broadcasting. `desc` is
 /// [rank, out_dims[rank], a_strides[rank], b_strides[rank]] in elements; a
 /// broadcast dimension has stride 0. rank <= 8. PDRT_BINARY_MIN / MAX

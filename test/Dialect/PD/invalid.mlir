@@ -125,3 +125,12 @@ func.func @constant_type() {
   %0 = "pd.constant"() {value = dense<1.0> : tensor<2xf32>} : () -> tensor<3xf32>
   return
 }
+
+// -----
+
+// Tests that a matmul's bias is [N] of the product.
+func.func @matmul_bias_shape(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>, %c: tensor<4xf32>) {
+  // expected-error @+1 {{'pd.matmul' op bias shape [4] is not [3]}}
+  %0 = pd.matmul %a, %b, %c : tensor<4x8xf32>, tensor<8x3xf32>, tensor<4xf32> -> tensor<4x3xf32>
+  return
+}

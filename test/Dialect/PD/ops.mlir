@@ -11,6 +11,8 @@ func.func @math(%x: tensor<4x8xf32>, %b: tensor<16xf32>, %y: tensor<4xi64>) -> t
   %w = pd.param_ref @w : tensor<16x8xf32>
   // CHECK: %[[H:.+]] = pd.matmul %{{.+}}, %[[W]] {alpha = 2.000000e+00 : f32, transpose_rhs} : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
   %h = pd.matmul %x, %w {transpose_rhs, alpha = 2.0 : f32} : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
+  // CHECK: pd.matmul %{{.+}}, %[[W]], %{{.+}} {transpose_rhs} : tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  %hb = pd.matmul %x, %w, %b {transpose_rhs} : tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32> -> tensor<4x16xf32>
   // CHECK: pd.add %[[H]], %{{.+}} : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
   %a = pd.add %h, %b : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
   // CHECK: pd.sub

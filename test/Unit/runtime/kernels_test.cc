@@ -54,6 +54,30 @@ TEST(Matmul, EmptyInnerDimensionScalesC) {
   EXPECT_EQ(c, (std::vector<float>{2, 4, 6, 8}));
 }
 
+TEST(Matmul, BiasEpilogueAddsBiasToEveryRow) {
+  // Shapes past one GEMM block in k (the bias must be added once).
+  const int64_t m = 37, n = 45, k = 600;
+  for (int tb = 0; tb < 2; ++tb) {
+    std::vector<float> a = randomVector(m * k, 6), b = randomVector(k * n, 7);
+    std::vector<float> bias = randomVector(n, 8), c(m * n, 99.0f);
+    pdrt_matmul_bias(nullptr, a.data(), b.data(), bias.data(), c.data(), m, n,
+                     k, 0, tb, 0.5f);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t p = 0; p < k; ++p)
+          s += (double)a[i * k + p] * (tb ? b[j * k + p] : b[p * n + j]);
+        EXPECT_NEAR(c[i * n + j], 0.5 * s + bias[j], 2e-4)
+            << "tb=" << tb << " at " << i << "," << j;
+      }
+  }
+  // k == 0: the bias rows alone.
+  std::vector<float> bias = {1, 2}, c(4, 7.0f);
+  pdrt_matmul_bias(nullptr, nullptr, nullptr, bias.data(), c.data(), 2, 2, 0,
+                   0, 0, 1.0f);
+  EXPECT_EQ(c, (std::vector<float>{1, 2, 1, 2}));
+}
+
 TEST(Binary, BroadcastDescriptorsAllOps) {
   // a: [2, 1, 4], b: [3, 1] -> out [2, 3, 4].
   std::vector<float> a = randomVector(8, 4), b = randomVector(3, 5);
