@@ -200,7 +200,37 @@ static LogicalResult lowerSlice(RuntimeCallBuilder &b, SliceOp sl) {
 }
 
 /// One pdrt_batch_matmul over the batch of trailing [m, k] x [k, n].
+/// pdrt_batch_matmul_strided for operands or a result stored in another
+/// dim order.
+static LogicalResult lowerStridedBatchMatMul(RuntimeCallBuilder &b,
+                                             BatchMatMulOp mm) {
+  auto a = BatchMatMulOp::stridedOperand(shapeOf(mm.getLhs()), mm.getLhsPerm(),
+                                         mm.getTransposeLhs());
+  auto bm = BatchMatMulOp::stridedOperand(shapeOf(mm.getRhs()),
+                                          mm.getRhsPerm(), mm.getTransposeRhs());
+  auto c = BatchMatMulOp::stridedResult(shapeOf(mm), mm.getResultPerm());
+  if (!a || !bm || !c)
+    return mm.emitOpError("has a stored layout no GEMM can read");
+  SmallVector<int64_t> lhs = mm.getLogicalLhsShape();
+  SmallVector<int64_t> rhs = mm.getLogicalRhsShape();
+  size_t rank = lhs.size();
+  int64_t m = lhs[rank - (mm.getTransposeLhs() ? 1 : 2)];
+  int64_t k = lhs[rank - (mm.getTransposeLhs() ? 2 : 1)];
+  int64_t n = rhs[rank - (mm.getTransposeRhs() ? 2 : 1)];
+  SmallVector<int64_t> words{(int64_t)rank - 2};
+  words.append(lhs.begin(), lhs.end() - 2);
+  for (const auto *layout : {&*a, &*bm, &*c})
+    words.append(layout->batchStrides.begin(), layout->batchStrides.end());
+  words.append({m, n, k, a->transpose, bm->transpose, a->ld, bm->ld, c->ld});
+  b.call(RuntimeFn::pdrt_batch_matmul_strided,
+         {b.ctx(), b.address(mm.getLhs()), b.address(mm.getRhs()),
+          b.address(mm), b.descriptor(words)});
+  return success();
+}
+
 static LogicalResult lowerBatchMatMul(RuntimeCallBuilder &b, BatchMatMulOp mm) {
+  if (mm.getLhsPerm() || mm.getRhsPerm() || mm.getResultPerm())
+    return lowerStridedBatchMatMul(b, mm);
   auto out = shapeOf(mm);
   int64_t m = out[out.size() - 2], n = out.back();
   auto lhs = shapeOf(mm.getLhs());

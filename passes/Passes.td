@@ -155,6 +155,30 @@ def FuseSliceGradientsPass : Pass<"pd-fuse-slice-gradients", "::mlir::ModuleOp">
   }];
 }
 
+def FoldTransposesIntoMatMulPass : Pass<"pd-fold-transposes-into-matmul", "::mlir::ModuleOp"> {
+  let summary = "Folds the transposes around batched matmuls into strided operand and result layouts.";
+  let description = [{
+    A pd.transpose feeding a pd.batch_matmul becomes the matmul's
+    lhs_perm/rhs_perm, and a pd.transpose of a matmul's sole use its
+    result_perm, whenever one GEMM per batch index can still read the
+    stored operand (one of its matrix dims innermost) or write the stored
+    result (columns innermost; rows innermost is computed as the
+    transposed product op(B)^T op(A)^T). Attention's head split and merge
+    and their gradients then cost no copies. Runs after pd-autodiff.
+
+    Before:
+    ```mlir
+    %qh = pd.transpose %q {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+    %kt = pd.transpose %k {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+    %s = pd.batch_matmul %qh, %kt : tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x8x8xf32>
+    ```
+    After:
+    ```mlir
+    %s = pd.batch_matmul %q, %k {lhs_perm = array<i64: 0, 2, 1, 3>, rhs_perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32>, tensor<2x8x4x16xf32> -> tensor<2x4x8x8xf32>
+    ```
+  }];
+}
+
 def PartitionStagesPass : Pass<"pd-partition-stages", "::mlir::ModuleOp"> {
   let summary = "Assigns every op of the training function to a pipeline stage.";
   let description = [{

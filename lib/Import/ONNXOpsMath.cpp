@@ -184,7 +184,9 @@ static LogicalResult importBatchedMatMul(NodeBinder &b, ONNXValue rawLhs,
     product = builder.create<BatchMatMulOp>(
         loc, RankedTensorType::get(resShape, f32),
         broadcastTo(builder, loc, lhs, lhsShape),
-        broadcastTo(builder, loc, reshapeTo(builder, loc, rhs, w), rhsShape));
+        broadcastTo(builder, loc, reshapeTo(builder, loc, rhs, w), rhsShape),
+        /*transpose_lhs=*/nullptr, /*transpose_rhs=*/nullptr,
+        /*lhs_perm=*/nullptr, /*rhs_perm=*/nullptr, /*result_perm=*/nullptr);
   }
   return b.setResult(0, reshapeTo(builder, loc, product, out));
 }

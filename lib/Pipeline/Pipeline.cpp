@@ -27,6 +27,9 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
   // Split's gradient: the slices' gradients concatenated, not zero-padded
   // and summed.
   pm.addPass(createFuseSliceGradientsPass());
+  // Attention's head transposes, forward and backward, read and written
+  // through the batched GEMMs' strides instead of copied.
+  pm.addPass(createFoldTransposesIntoMatMulPass());
 }
 
 void mlir::pd::addStagesPhase(OpPassManager &pm,

@@ -69,3 +69,43 @@ extern "C" void pdrt_matmul_bias(pdrt_ctx *ctx, const float *a, const float *b,
     std::memcpy(c + i * n, bias, n * sizeof(float));
   pdrt_matmul(ctx, a, b, c, m, n, k, trans_a, trans_b, alpha, 1.0f);
 }
+
+extern "C" void pdrt_batch_matmul_strided(pdrt_ctx *ctx, const float *a,
+                                          const float *b, float *c,
+                                          const int64_t *desc) {
+  if (pdrt::hasError(ctx))
+    return;
+  int64_t rank = desc[0];
+  const int64_t *dims = desc + 1, *as = dims + rank, *bs = as + rank,
+                *cs = bs + rank, *g = cs + rank;
+  int64_t m = g[0], n = g[1], k = g[2], lda = g[5], ldb = g[6], ldc = g[7];
+  char ta = g[3] ? 'T' : 'N', tb = g[4] ? 'T' : 'N';
+  int64_t batch = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    batch *= dims[i];
+  for (int64_t index = 0; index < batch; ++index) {
+    int64_t ao = 0, bo = 0, co = 0;
+    for (int64_t i = rank - 1, rest = index; i >= 0; --i) {
+      int64_t at = rest % dims[i];
+      rest /= dims[i];
+      ao += at * as[i];
+      bo += at * bs[i];
+      co += at * cs[i];
+    }
+    if (k == 0) {
+      for (int64_t r = 0; r < m; ++r)
+        std::memset(c + co + r * ldc, 0, n * sizeof(float));
+      continue;
+    }
+    dnnl_status_t status = dnnl_sgemm(ta, tb, m, n, k, 1.0f, a + ao, lda,
+                                      b + bo, ldb, 0.0f, c + co, ldc);
+    if (status != dnnl_success) {
+      pdrt::setError(ctx, pdrt::format("pdrt_batch_matmul_strided: dnnl_sgemm "
+                                       "of %lld x %lld x %lld failed "
+                                       "(status %d)",
+                                       (long long)m, (long long)n,
+                                       (long long)k, (int)status));
+      return;
+    }
+  }
+}

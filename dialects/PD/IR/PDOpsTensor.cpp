@@ -166,27 +166,154 @@ int64_t GatherGradOp::getFlops() { return numElements(getGrad()); }
 //   d op(A) = dC op(B)^T,   d op(B) = op(A)^T dC   (as for pd.matmul)
 //===----------------------------------------------------------------------===//
 
-/// [rows, cols] of the trailing matrix of `v`, transposed when `t`.
-static std::pair<int64_t, int64_t> matrixDims(Value v, bool t) {
-  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+/// [rows, cols] of the trailing matrix of `shape`, transposed when `t`.
+static std::pair<int64_t, int64_t> matrixDims(ArrayRef<int64_t> shape,
+                                              bool t) {
   int64_t r = shape[shape.size() - 2], c = shape.back();
   return t ? std::make_pair(c, r) : std::make_pair(r, c);
 }
 
+static std::pair<int64_t, int64_t> matrixDims(Value v, bool t) {
+  return matrixDims(cast<RankedTensorType>(v.getType()).getShape(), t);
+}
+
+/// `shape` in the dim order `perm` (pd.transpose's result shape).
+static SmallVector<int64_t> permuted(ArrayRef<int64_t> shape,
+                                     std::optional<ArrayRef<int64_t>> perm) {
+  if (!perm)
+    return SmallVector<int64_t>(shape);
+  SmallVector<int64_t> out;
+  for (int64_t p : *perm)
+    out.push_back(shape[p]);
+  return out;
+}
+
+/// Whether `perm` is a permutation of [0, rank).
+static bool isPermutation(ArrayRef<int64_t> perm, size_t rank) {
+  if (perm.size() != rank)
+    return false;
+  SmallVector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= (int64_t)rank || seen[p])
+      return false;
+    seen[p] = true;
+  }
+  return true;
+}
+
+SmallVector<int64_t> BatchMatMulOp::getLogicalLhsShape() {
+  return permuted(getLhs().getType().getShape(), getLhsPerm());
+}
+
+SmallVector<int64_t> BatchMatMulOp::getLogicalRhsShape() {
+  return permuted(getRhs().getType().getShape(), getRhsPerm());
+}
+
+/// Row-major element strides of `shape`.
+static SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// The stride and size of each dim of transpose(stored, perm) in the
+/// storage of `stored`.
+static std::pair<SmallVector<int64_t>, SmallVector<int64_t>>
+logicalStrides(ArrayRef<int64_t> stored,
+               std::optional<ArrayRef<int64_t>> perm) {
+  SmallVector<int64_t> strides = rowMajorStrides(stored);
+  return {permuted(strides, perm), permuted(stored, perm)};
+}
+
+std::optional<BatchMatMulOp::StridedMatrix>
+BatchMatMulOp::stridedOperand(ArrayRef<int64_t> stored,
+                              std::optional<ArrayRef<int64_t>> perm,
+                              bool transpose) {
+  auto [strides, dims] = logicalStrides(stored, perm);
+  size_t rank = dims.size();
+  int64_t rows = dims[rank - 2], cols = dims[rank - 1];
+  int64_t rowStride = strides[rank - 2], colStride = strides[rank - 1];
+  StridedMatrix layout;
+  layout.batchStrides.assign(strides.begin(), strides.end() - 2);
+  if (colStride == 1 || cols == 1) {
+    // Stored row-major [rows, cols].
+    layout.transpose = transpose;
+    layout.ld = rows == 1 ? std::max<int64_t>(cols, 1) : rowStride;
+    return layout;
+  }
+  if (rowStride == 1 || rows == 1) {
+    // Stored row-major [cols, rows]: the matrix is its transpose.
+    layout.transpose = !transpose;
+    layout.ld = cols == 1 ? std::max<int64_t>(rows, 1) : colStride;
+    return layout;
+  }
+  return std::nullopt;
+}
+
+std::optional<BatchMatMulOp::StridedMatrix>
+BatchMatMulOp::stridedResult(ArrayRef<int64_t> stored,
+                             std::optional<ArrayRef<int64_t>> perm) {
+  // C's dim perm[i] is stored as dim i: C's dim d has the stride of the
+  // stored dim that holds it.
+  size_t rank = stored.size();
+  SmallVector<int64_t> storedStrides = rowMajorStrides(stored);
+  SmallVector<int64_t> strides(rank), dims(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t d = perm ? (*perm)[i] : (int64_t)i;
+    strides[d] = storedStrides[i];
+    dims[d] = stored[i];
+  }
+  int64_t rows = dims[rank - 2], cols = dims[rank - 1];
+  if (strides[rank - 1] != 1 && cols != 1)
+    return std::nullopt;
+  StridedMatrix layout;
+  layout.transpose = false;
+  layout.ld = rows == 1 ? std::max<int64_t>(cols, 1) : strides[rank - 2];
+  layout.batchStrides.assign(strides.begin(), strides.end() - 2);
+  return layout;
+}
+
 LogicalResult BatchMatMulOp::verify() {
-  auto lhs = getLhs().getType().getShape(), rhs = getRhs().getType().getShape();
-  auto out = getType().getShape();
-  if (lhs.size() < 3 || lhs.size() != rhs.size() || out.size() != lhs.size())
+  size_t rank = getLhs().getType().getRank();
+  if (rank < 3 || getRhs().getType().getRank() != (int64_t)rank ||
+      getType().getRank() != (int64_t)rank)
     return emitOpError("expects operands and result of one rank >= 3");
-  if (lhs.drop_back(2) != rhs.drop_back(2) ||
-      lhs.drop_back(2) != out.drop_back(2))
+  for (auto [name, perm] : {std::make_pair("lhs_perm", getLhsPerm()),
+                            std::make_pair("rhs_perm", getRhsPerm()),
+                            std::make_pair("result_perm", getResultPerm())})
+    if (perm && !isPermutation(*perm, rank))
+      return emitOpError(name) << " is not a permutation of " << rank
+                               << " dims";
+  SmallVector<int64_t> lhs = getLogicalLhsShape(), rhs = getLogicalRhsShape();
+  SmallVector<int64_t> out;
+  if (auto perm = getResultPerm()) {
+    // The stored result is transpose(C, perm): C's dim perm[i] is stored
+    // as dim i.
+    out.assign(rank, 0);
+    for (size_t i = 0; i < rank; ++i)
+      out[(*perm)[i]] = getType().getShape()[i];
+  } else {
+    out.assign(getType().getShape().begin(), getType().getShape().end());
+  }
+  if (ArrayRef(lhs).drop_back(2) != ArrayRef(rhs).drop_back(2) ||
+      ArrayRef(lhs).drop_back(2) != ArrayRef(out).drop_back(2))
     return emitOpError("batch dimensions differ");
-  auto [m, k] = matrixDims(getLhs(), getTransposeLhs());
-  auto [k2, n] = matrixDims(getRhs(), getTransposeRhs());
+  auto [m, k] = matrixDims(lhs, getTransposeLhs());
+  auto [k2, n] = matrixDims(rhs, getTransposeRhs());
   if (k != k2)
     return emitOpError("contraction dimensions differ: ") << k << " vs " << k2;
   if (out[out.size() - 2] != m || out.back() != n)
     return emitOpError("result matrices are not [") << m << "," << n << "]";
+  if (getLhsPerm() && !stridedOperand(getLhs().getType().getShape(),
+                                      getLhsPerm(), getTransposeLhs()))
+    return emitOpError("lhs_perm leaves neither matrix dim innermost");
+  if (getRhsPerm() && !stridedOperand(getRhs().getType().getShape(),
+                                      getRhsPerm(), getTransposeRhs()))
+    return emitOpError("rhs_perm leaves neither matrix dim innermost");
+  if (getResultPerm() &&
+      !stridedResult(getType().getShape(), getResultPerm()))
+    return emitOpError("result_perm does not keep the columns innermost");
   return success();
 }
 
@@ -197,14 +324,18 @@ static Value buildBatchMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs,
   shape.push_back(matrixDims(lhs, ta).first);
   shape.push_back(matrixDims(rhs, tb).second);
   auto type = RankedTensorType::get(shape, b.getF32Type());
-  auto op = b.create<BatchMatMulOp>(loc, type, lhs, rhs);
-  op.setTransposeLhs(ta);
-  op.setTransposeRhs(tb);
-  return op;
+  UnitAttr unit = b.getUnitAttr();
+  return b.create<BatchMatMulOp>(loc, type, lhs, rhs, ta ? unit : nullptr,
+                                 tb ? unit : nullptr, /*lhs_perm=*/nullptr,
+                                 /*rhs_perm=*/nullptr,
+                                 /*result_perm=*/nullptr);
 }
 
 LogicalResult BatchMatMulOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                       SmallVectorImpl<Value> &operandGrads) {
+  if (getLhsPerm() || getRhsPerm() || getResultPerm())
+    return emitOpError("stored dim orders are folded in after "
+                       "differentiation; this op has them already");
   Value dc = resultGrads[0], a = getLhs(), bm = getRhs();
   bool ta = getTransposeLhs(), tb = getTransposeRhs();
   Location loc = getLoc();
@@ -217,7 +348,7 @@ LogicalResult BatchMatMulOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
 
 int64_t BatchMatMulOp::getFlops() {
   return 2 * numElements(getResult()) *
-         matrixDims(getLhs(), getTransposeLhs()).second;
+         matrixDims(getLogicalLhsShape(), getTransposeLhs()).second;
 }
 
 //===----------------------------------------------------------------------===//

@@ -129,15 +129,55 @@ def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
     the flags say. ONNX MatMul of N-D operands (attention's Q K^T and P V)
     imports to this op.
 
+    The operands and the result may be stored in another dim order, which
+    the kernel reads and writes through strides (no copy): with `lhs_perm`
+    A is pd.transpose(lhs, lhs_perm) (likewise `rhs_perm`), and with
+    `result_perm` the result is pd.transpose(C, result_perm). Each stored
+    operand keeps one of its matrix's two dims innermost and the result
+    keeps C's columns innermost. pd-fold-transposes-into-matmul sets these
+    after differentiation, from the transposes that split and merge
+    attention heads.
+
     ```mlir
     %s = pd.batch_matmul %q, %k {transpose_rhs} : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+    %t = pd.batch_matmul %qh, %kh {lhs_perm = array<i64: 0, 2, 1, 3>, rhs_perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32>, tensor<2x8x4x16xf32> -> tensor<2x4x8x8xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$lhs, PD_F32Tensor:$rhs,
-                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
+                       OptionalAttr<DenseI64ArrayAttr>:$lhs_perm,
+                       OptionalAttr<DenseI64ArrayAttr>:$rhs_perm,
+                       OptionalAttr<DenseI64ArrayAttr>:$result_perm);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The shapes of A and B before the transpose flags (the stored
+    /// operands' shapes in the perms' dim order).
+    ::llvm::SmallVector<int64_t> getLogicalLhsShape();
+    ::llvm::SmallVector<int64_t> getLogicalRhsShape();
+
+    /// How one GEMM per batch index reads a stored matrix operand: the
+    /// BLAS transpose flag, leading dimension and each batch dim's element
+    /// stride.
+    struct StridedMatrix {
+      bool transpose;
+      int64_t ld;
+      ::llvm::SmallVector<int64_t> batchStrides;
+    };
+    /// The layout of an operand stored as `stored` and read in the dim
+    /// order `perm` (none: as stored), op(X) = X^T when `transpose`; none
+    /// when neither of its matrix dims is innermost in storage.
+    static std::optional<StridedMatrix>
+    stridedOperand(::llvm::ArrayRef<int64_t> stored,
+                   std::optional<::llvm::ArrayRef<int64_t>> perm,
+                   bool transpose);
+    /// The layout of a result stored as transpose(C, perm); none unless
+    /// C's columns stay innermost.
+    static std::optional<StridedMatrix>
+    stridedResult(::llvm::ArrayRef<int64_t> stored,
+                  std::optional<::llvm::ArrayRef<int64_t>> perm);
   }];
   let hasVerifier = 1;
 }

@@ -293,3 +293,31 @@ func.func @gather_elements_rank(%x: tensor<2x5xf32>, %j: tensor<3xi64>) {
   %0 = pd.gather_elements %x, %j {axis = 1 : i64} : tensor<2x5xf32>, tensor<3xi64> -> tensor<3xf32>
   return
 }
+
+// -----
+
+// Tests that a batched matmul's stored dim orders are permutations.
+func.func @batch_matmul_perm(%a: tensor<2x3x4xf32>) {
+  // expected-error @+1 {{'pd.batch_matmul' op lhs_perm is not a permutation of 3 dims}}
+  %0 = pd.batch_matmul %a, %a {lhs_perm = array<i64: 0, 0, 2>, transpose_rhs} : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x3xf32>
+  return
+}
+
+// -----
+
+// Tests that the stored operand keeps a matrix dim innermost.
+func.func @batch_matmul_operand_layout(%a: tensor<4x2x3xf32>, %b: tensor<3x4x5xf32>) {
+  // A = transpose(a, [2, 1, 0]) is [3, 2, 4]: its batch dim is a's innermost.
+  // expected-error @+1 {{'pd.batch_matmul' op lhs_perm leaves neither matrix dim innermost}}
+  %0 = pd.batch_matmul %a, %b {lhs_perm = array<i64: 2, 1, 0>} : tensor<4x2x3xf32>, tensor<3x4x5xf32> -> tensor<3x2x5xf32>
+  return
+}
+
+// -----
+
+// Tests that the stored result keeps the columns innermost.
+func.func @batch_matmul_result_layout(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) {
+  // expected-error @+1 {{'pd.batch_matmul' op result_perm does not keep the columns innermost}}
+  %0 = pd.batch_matmul %a, %b {result_perm = array<i64: 0, 2, 1>} : tensor<2x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x5x3xf32>
+  return
+}

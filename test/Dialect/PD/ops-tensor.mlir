@@ -20,6 +20,8 @@ func.func @tensor(%x: tensor<2x3x4xf32>, %t: tensor<7x4xf32>, %i: tensor<2x3xi64
   %b = pd.broadcast_to %t : tensor<7x4xf32> -> tensor<2x7x4xf32>
   // CHECK: pd.batch_matmul %{{.+}}, %{{.+}} {transpose_rhs} : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x3xf32>
   %bm = pd.batch_matmul %x, %x {transpose_rhs} : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x3xf32>
+  // CHECK: pd.batch_matmul %{{.+}}, %{{.+}} {lhs_perm = array<i64: 1, 0, 2>, result_perm = array<i64: 1, 0, 2>, rhs_perm = array<i64: 1, 0, 2>, transpose_rhs} : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x2xf32>
+  %bp = pd.batch_matmul %x, %x {lhs_perm = array<i64: 1, 0, 2>, rhs_perm = array<i64: 1, 0, 2>, result_perm = array<i64: 1, 0, 2>, transpose_rhs} : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x2xf32>
   // CHECK: pd.slice %{{.+}} {starts = array<i64: 1, 2, 0>, steps = array<i64: 1, -2, 3>} : tensor<2x3x4xf32> -> tensor<1x2x2xf32>
   %s = pd.slice %x {starts = array<i64: 1, 2, 0>, steps = array<i64: 1, -2, 3>} : tensor<2x3x4xf32> -> tensor<1x2x2xf32>
   // CHECK: pd.slice_grad %{{.+}} {starts = array<i64: 1, 2, 0>, steps = array<i64: 1, -2, 3>} : tensor<1x2x2xf32> -> tensor<2x3x4xf32>

@@ -78,6 +78,47 @@ TEST(Matmul, BiasEpilogueAddsBiasToEveryRow) {
   EXPECT_EQ(c, (std::vector<float>{1, 2, 1, 2}));
 }
 
+TEST(Matmul, StridedBatchReadsAndWritesHeadsInPlace) {
+  // Attention's shapes: Q, K, V stored [B, T, H, D]; S = Q K^T per (b, h)
+  // read through strides, then O = S V written back as [B, T, H, D].
+  const int64_t B = 2, T = 5, H = 3, D = 4;
+  std::vector<float> q = randomVector(B * T * H * D, 9),
+                     k = randomVector(B * T * H * D, 10),
+                     v = randomVector(B * T * H * D, 11);
+  auto at = [&](const std::vector<float> &x, int64_t b, int64_t t, int64_t h,
+                int64_t d) { return x[((b * T + t) * H + h) * D + d]; };
+  // S [B, H, T, T]: batch strides of Q/K (b: T*H*D, h: D), lda = ldb = H*D.
+  std::vector<float> s(B * H * T * T, -1.0f);
+  const int64_t sdesc[] = {2,     B, H,     T * H * D, D, T * H * D, D,
+                           H * T * T, T * T, T,         T, D,         0,
+                           1,     H * D, H * D, T};
+  pdrt_batch_matmul_strided(nullptr, q.data(), k.data(), s.data(), sdesc);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t j = 0; j < T; ++j) {
+          double want = 0;
+          for (int64_t d = 0; d < D; ++d)
+            want += (double)at(q, b, i, h, d) * at(k, b, j, h, d);
+          EXPECT_NEAR(s[((b * H + h) * T + i) * T + j], want, 1e-5);
+        }
+  // O = S V stored as [B, T, H, D]: C batch strides (T*H*D, D), ldc = H*D.
+  std::vector<float> o(B * T * H * D, -1.0f);
+  const int64_t odesc[] = {2,     B, H,         H * T * T, T * T, T * H * D,
+                           D,     T * H * D, D,         T,     D,     T,
+                           0,     0,         T,         H * D, H * D};
+  pdrt_batch_matmul_strided(nullptr, s.data(), v.data(), o.data(), odesc);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t d = 0; d < D; ++d) {
+          double want = 0;
+          for (int64_t j = 0; j < T; ++j)
+            want += (double)s[((b * H + h) * T + i) * T + j] * at(v, b, j, h, d);
+          EXPECT_NEAR(at(o, b, i, h, d), want, 1e-5);
+        }
+}
+
 TEST(Binary, BroadcastDescriptorsAllOps) {
   // a: [2, 1, 4], b: [3, 1] -> out [2, 3, 4].
   std::vector<float> a = randomVector(8, 4), b = randomVector(3, 5);

@@ -1,0 +1,188 @@
+//===- FoldTransposesIntoMatMul.cpp - Heads read through strides -*- C++ -*-===//
+//
+// pd-fold-transposes-into-matmul: attention splits its heads with
+// transposes, [batch, seq, heads, dim] -> [batch, heads, seq, dim] for Q
+// and V and [batch, heads, dim, seq] for K^T, and merges them back after
+// P V; its backward transposes every gradient the other way. Each is a
+// full copy of the activations. A batched GEMM can read any of these
+// layouts through strides (one GEMM per (batch, head), with the row
+// stride as its leading dimension), so this pass folds
+//
+//   pd.batch_matmul(pd.transpose(x, p), ...)   into lhs_perm / rhs_perm
+//   pd.transpose(pd.batch_matmul(...), r)      into result_perm
+//
+// when the GEMM can still read (write) the stored operand: one of the
+// matrix's two dims innermost for an operand, the columns innermost for
+// the result (a result whose rows end up innermost is computed as the
+// transposed product B^T A^T instead). A transpose whose every user folded
+// it disappears, with its copy and its buffer. Runs after pd-autodiff, so
+// the forward and the backward fold alike; gradient ops that named a
+// forward transpose which disappeared (pd.grad_of) then name the matmul
+// that absorbed it, so partitioning keeps them beside it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/PD/IR/PDOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::pd {
+#define GEN_PASS_DEF_FOLDTRANSPOSESINTOMATMULPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::pd
+
+using namespace mlir;
+using namespace mlir::pd;
+
+namespace {
+
+struct FoldTransposesIntoMatMulPass
+    : public mlir::pd::impl::FoldTransposesIntoMatMulPassBase<
+          FoldTransposesIntoMatMulPass> {
+  using FoldTransposesIntoMatMulPassBase::FoldTransposesIntoMatMulPassBase;
+  void runOnOperation() override;
+};
+
+/// `inner` applied after `outer`: transpose(transpose(x, outer), inner) is
+/// transpose(x, composed) with composed[i] = outer[inner[i]].
+SmallVector<int64_t> compose(ArrayRef<int64_t> outer,
+                             std::optional<ArrayRef<int64_t>> inner) {
+  SmallVector<int64_t> out;
+  for (size_t i = 0; i < outer.size(); ++i)
+    out.push_back(outer[inner ? (*inner)[i] : i]);
+  return out;
+}
+
+/// The forward op `op` is or differentiates (pd.op_id, else pd.grad_of).
+std::optional<int64_t> forwardId(Operation *op) {
+  if (auto id = getContractInt<PDDialect::OpIdAttrHelper>(op))
+    return id;
+  return getContractInt<PDDialect::GradOfAttrHelper>(op);
+}
+
+/// Forward transposes folded into a matmul: op id -> the matmul's
+/// forward id.
+using Absorbed = DenseMap<int64_t, int64_t>;
+
+/// Folds a transpose defining an operand into the operand's perm.
+struct FoldOperandTranspose : public OpRewritePattern<BatchMatMulOp> {
+  FoldOperandTranspose(MLIRContext *ctx, Absorbed &absorbed)
+      : OpRewritePattern(ctx), absorbed(absorbed) {}
+  Absorbed &absorbed;
+
+  LogicalResult matchAndRewrite(BatchMatMulOp mm,
+                                PatternRewriter &rewriter) const override {
+    bool changed = false;
+    for (bool isLhs : {true, false}) {
+      Value operand = isLhs ? mm.getLhs() : mm.getRhs();
+      auto transpose = operand.getDefiningOp<TransposeOp>();
+      if (!transpose)
+        continue;
+      Value stored = transpose.getInput();
+      SmallVector<int64_t> perm = compose(
+          transpose.getPerm(), isLhs ? mm.getLhsPerm() : mm.getRhsPerm());
+      auto storedShape = cast<RankedTensorType>(stored.getType()).getShape();
+      bool flag = isLhs ? mm.getTransposeLhs() : mm.getTransposeRhs();
+      if (!BatchMatMulOp::stridedOperand(storedShape, ArrayRef(perm), flag))
+        continue;
+      auto id = getContractInt<PDDialect::OpIdAttrHelper>(transpose);
+      if (auto into = forwardId(mm); id && into)
+        absorbed.try_emplace(*id, *into);
+      rewriter.modifyOpInPlace(mm, [&] {
+        if (isLhs) {
+          mm.getLhsMutable().assign(stored);
+          mm.setLhsPerm(perm);
+        } else {
+          mm.getRhsMutable().assign(stored);
+          mm.setRhsPerm(perm);
+        }
+      });
+      changed = true;
+    }
+    return success(changed);
+  }
+};
+
+/// Folds a transpose of the result into result_perm, swapping the product
+/// (C^T = op(B)^T op(A)^T) when the transpose puts C's rows innermost.
+struct FoldResultTranspose : public OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TransposeOp transpose,
+                                PatternRewriter &rewriter) const override {
+    auto mm = transpose.getInput().getDefiningOp<BatchMatMulOp>();
+    if (!mm || !mm->hasOneUse() || mm.getResultPerm())
+      return rewriter.notifyMatchFailure(transpose, "not of a sole matmul");
+    ArrayRef<int64_t> perm = transpose.getPerm();
+    int64_t rank = perm.size();
+    auto stored = transpose.getType().getShape();
+    if (BatchMatMulOp::stridedResult(stored, perm)) {
+      auto fused = rewriter.create<BatchMatMulOp>(
+          mm.getLoc(), transpose.getType(), mm.getLhs(), mm.getRhs(),
+          mm.getTransposeLhsAttr(), mm.getTransposeRhsAttr(),
+          mm.getLhsPermAttr(), mm.getRhsPermAttr(),
+          rewriter.getDenseI64ArrayAttr(perm));
+      fused->setDiscardableAttrs(mm->getDiscardableAttrDictionary());
+      rewriter.replaceOp(transpose, fused.getResult());
+      rewriter.eraseOp(mm);
+      return success();
+    }
+    // C^T = op(B)^T op(A)^T: C's dim d is C^T's swap(d).
+    SmallVector<int64_t> swapped(perm);
+    for (int64_t &d : swapped)
+      d = d == rank - 1 ? rank - 2 : d == rank - 2 ? rank - 1 : d;
+    if (!BatchMatMulOp::stridedResult(stored, ArrayRef(swapped)))
+      return rewriter.notifyMatchFailure(transpose, "no GEMM writes this layout");
+    auto fused = rewriter.create<BatchMatMulOp>(
+        mm.getLoc(), transpose.getType(), mm.getRhs(), mm.getLhs(),
+        mm.getTransposeRhs() ? UnitAttr() : rewriter.getUnitAttr(),
+        mm.getTransposeLhs() ? UnitAttr() : rewriter.getUnitAttr(),
+        mm.getRhsPermAttr(), mm.getLhsPermAttr(),
+        rewriter.getDenseI64ArrayAttr(swapped));
+    fused->setDiscardableAttrs(mm->getDiscardableAttrDictionary());
+    rewriter.replaceOp(transpose, fused.getResult());
+    rewriter.eraseOp(mm);
+    return success();
+  }
+};
+
+} // namespace
+
+/// Points gradient ops of forward ops that no longer exist at the op that
+/// absorbed them.
+static void retagOrphanedGradients(ModuleOp module, const Absorbed &absorbed) {
+  DenseSet<int64_t> live;
+  module.walk([&](Operation *op) {
+    if (auto id = getContractInt<PDDialect::OpIdAttrHelper>(op))
+      live.insert(*id);
+  });
+  module.walk([&](Operation *op) {
+    auto of = getContractInt<PDDialect::GradOfAttrHelper>(op);
+    if (!of || live.contains(*of))
+      return;
+    int64_t target = *of;
+    for (size_t hops = 0; !live.contains(target) && hops <= absorbed.size();
+         ++hops) {
+      auto it = absorbed.find(target);
+      if (it == absorbed.end())
+        return;
+      target = it->second;
+    }
+    if (live.contains(target))
+      setContractInt<PDDialect::GradOfAttrHelper>(op, target);
+  });
+}
+
+void FoldTransposesIntoMatMulPass::runOnOperation() {
+  Absorbed absorbed;
+  RewritePatternSet patterns(&getContext());
+  patterns.add<FoldOperandTranspose>(&getContext(), absorbed);
+  patterns.add<FoldResultTranspose>(&getContext());
+  GreedyRewriteConfig config;
+  config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+  if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
+                                          config)))
+    return signalPassFailure();
+  retagOrphanedGradients(getOperation(), absorbed);
+}
