@@ -36,6 +36,13 @@ extern "C" void pdrt_sum_to(pdrt_ctx *ctx, const float *x, float *y,
       for (int64_t i = 0; i < inner; ++i)
         s += xr[i];
       y[off] += (float)s;
+    } else if (stride == 1) {
+      // A bias gradient: rows added into y, vectorised (x and y never
+      // alias).
+      float *__restrict yr = y + off;
+      const float *__restrict xs = xr;
+      for (int64_t i = 0; i < inner; ++i)
+        yr[i] += xs[i];
     } else {
       float *yr = y + off;
       for (int64_t i = 0; i < inner; ++i)
