@@ -265,11 +265,22 @@ static void populateNormalizations(RuntimePatterns &patterns) {
   });
   patterns.add<LayerNormGradOp>([](LayerNormGradOp n, RuntimeCallBuilder &b) {
     auto [rows, cols] = normRows(n.getInput(), n.getAxis());
+    Value addend = n.getAddend();
     b.call(RuntimeFn::pdrt_layer_norm_grad,
            {b.ctx(), b.address(n.getGrad()), b.address(n.getInput()),
-            b.address(n.getScale()), b.address(n.getInputGrad()),
+            b.address(n.getScale()), addend ? b.address(addend) : b.null(),
+            b.address(n.getInputGrad()),
             b.address(n.getScaleGrad()), b.address(n.getBiasGrad()),
             b.i64(rows), b.i64(cols), b.f32(n.getEpsilon().convertToFloat())});
+    return success();
+  });
+  patterns.add<AddLayerNormOp>([](AddLayerNormOp n, RuntimeCallBuilder &b) {
+    auto [rows, cols] = normRows(n.getSum(), n.getAxis());
+    b.call(RuntimeFn::pdrt_add_layer_norm,
+           {b.ctx(), b.address(n.getLhs()), b.address(n.getRhs()),
+            b.address(n.getScale()), b.address(n.getBias()),
+            b.address(n.getSum()), b.address(n.getResult()), b.i64(rows),
+            b.i64(cols), b.f32(n.getEpsilon().convertToFloat())});
     return success();
   });
   patterns.add<RMSNormOp>([](RMSNormOp n, RuntimeCallBuilder &b) {

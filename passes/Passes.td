@@ -72,6 +72,33 @@ def FuseMatMulBiasPass : Pass<"pd-fuse-matmul-bias", "::mlir::ModuleOp"> {
   }];
 }
 
+def FuseResidualLayerNormPass : Pass<"pd-fuse-residual-layer-norm", "::mlir::ModuleOp"> {
+  let summary = "Fuses a residual add and the layer norm of its sum into pd.add_layer_norm.";
+  let description = [{
+    layer_norm(add(a, b)) with a, b and the sum of one shape becomes one
+    pd.add_layer_norm giving the sum (for its other users, the residual
+    stream) and the normalized value: one pass over the rows forward, and
+    backward one pd.layer_norm_grad that adds the residual's gradient
+    (`addend`) instead of a separate addition. Parameter reads of the
+    norm's scale and bias placed after the add move before it. Runs before
+    pd-autodiff.
+
+    Before:
+    ```mlir
+    %s = pd.add %x, %h : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+    %g = pd.param_ref @ln.weight : tensor<8xf32>
+    %b = pd.param_ref @ln.bias : tensor<8xf32>
+    %n = pd.layer_norm %s, %g, %b {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : ...
+    ```
+    After:
+    ```mlir
+    %g = pd.param_ref @ln.weight : tensor<8xf32>
+    %b = pd.param_ref @ln.bias : tensor<8xf32>
+    %s, %n = pd.add_layer_norm %x, %h, %g, %b {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : ...
+    ```
+  }];
+}
+
 def FuseAttentionSoftmaxPass : Pass<"pd-fuse-attention-softmax", "::mlir::ModuleOp"> {
   let summary = "Fuses attention's scale, constant mask and softmax into pd.masked_softmax.";
   let description = [{

@@ -21,6 +21,8 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
   pm.addPass(createFuseAttentionSoftmaxPass());
   // Linear layers' biases into their matmuls' epilogues.
   pm.addPass(createFuseMatMulBiasPass());
+  // Residual adds into the layer norms that read their sums.
+  pm.addPass(createFuseResidualLayerNormPass());
   // Forward + backward in one function, gradient ops tagged with the op
   // they differentiate, so partitioning can keep them together.
   pm.addPass(createAutodiffPass());

@@ -373,6 +373,15 @@ void rowStats(const float *x, int64_t cols, float eps, float *mean,
   *mean = (float)m;
   *rstd = (float)(1.0 / std::sqrt(var / cols + eps));
 }
+
+/// y = layer_norm(x) of one row.
+void normalizeRow(const float *x, const float *g, const float *b, float *y,
+                  int64_t cols, float eps) {
+  float mean, rstd;
+  rowStats(x, cols, eps, &mean, &rstd);
+  for (int64_t c = 0; c < cols; ++c)
+    y[c] = (x[c] - mean) * rstd * g[c] + b[c];
+}
 } // namespace
 
 extern "C" void pdrt_layer_norm(pdrt_ctx *ctx, const float *x, const float *g,
@@ -380,20 +389,31 @@ extern "C" void pdrt_layer_norm(pdrt_ctx *ctx, const float *x, const float *g,
                                 int64_t cols, float eps) {
   if (pdrt::hasError(ctx))
     return;
+  for (int64_t r = 0; r < rows; ++r)
+    normalizeRow(x + r * cols, g, b, y + r * cols, cols, eps);
+}
+
+extern "C" void pdrt_add_layer_norm(pdrt_ctx *ctx, const float *a,
+                                    const float *b, const float *g,
+                                    const float *beta, float *sum, float *y,
+                                    int64_t rows, int64_t cols, float eps) {
+  if (pdrt::hasError(ctx))
+    return;
   for (int64_t r = 0; r < rows; ++r) {
-    const float *xr = x + r * cols;
-    float *yr = y + r * cols;
-    float mean, rstd;
-    rowStats(xr, cols, eps, &mean, &rstd);
+    const float *__restrict ar = a + r * cols;
+    const float *__restrict br = b + r * cols;
+    float *__restrict sr = sum + r * cols;
     for (int64_t c = 0; c < cols; ++c)
-      yr[c] = (xr[c] - mean) * rstd * g[c] + b[c];
+      sr[c] = ar[c] + br[c];
+    normalizeRow(sr, g, beta, y + r * cols, cols, eps);
   }
 }
 
 extern "C" void pdrt_layer_norm_grad(pdrt_ctx *ctx, const float *dy,
                                      const float *x, const float *g,
-                                     float *dx, float *dg, float *db,
-                                     int64_t rows, int64_t cols, float eps) {
+                                     const float *addend, float *dx,
+                                     float *dg, float *db, int64_t rows,
+                                     int64_t cols, float eps) {
   if (pdrt::hasError(ctx))
     return;
   for (int64_t c = 0; c < cols; ++c)
@@ -420,6 +440,12 @@ extern "C" void pdrt_layer_norm_grad(pdrt_ctx *ctx, const float *dy,
     for (int64_t c = 0; c < cols; ++c) {
       float xhat = (xr[c] - mean) * rstd;
       dxr[c] = rstd * (dyr[c] * g[c] - (float)meanDn - xhat * (float)meanDnX);
+    }
+    if (addend) {
+      // The residual's gradient, added as pd.add did before the fusion.
+      const float *__restrict ar = addend + r * cols;
+      for (int64_t c = 0; c < cols; ++c)
+        dxr[c] = ar[c] + dxr[c];
     }
   }
 }

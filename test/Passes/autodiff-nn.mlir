@@ -72,3 +72,28 @@ func.func @main() -> tensor<f32> {
   // CHECK-NEXT: return
   return %l : tensor<f32>
 }
+
+// -----
+
+// add_layer_norm: one layer_norm_grad from the sum, with the sum's own
+// gradient as its addend; both summands get its input gradient.
+pd.param @w {onnx_name = "w"} : tensor<4x8xf32>
+pd.param @g {onnx_name = "g"} : tensor<8xf32>
+pd.param @b {onnx_name = "b"} : tensor<8xf32>
+// CHECK-LABEL: func.func @main
+func.func @main(%x: tensor<4x8xf32>) -> tensor<f32> {
+  %w = pd.param_ref @w : tensor<4x8xf32>
+  %g = pd.param_ref @g : tensor<8xf32>
+  %b = pd.param_ref @b : tensor<8xf32>
+  %s, %n = pd.add_layer_norm %x, %w, %g, %b {axis = 1 : i64, epsilon = 1.000000e-05 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<4x8xf32>
+  %r = pd.mul %s, %n : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %l = pd.reduce_sum %r {axes = array<i64: 0, 1>} : tensor<4x8xf32> -> tensor<f32>
+  // CHECK: %[[S:.+]], %[[N:.+]] = pd.add_layer_norm
+  // CHECK: %[[DS:.+]] = pd.mul %{{.+}}, %[[N]] {pd.grad_of = 4 : i64}
+  // CHECK-NEXT: %[[DN:.+]] = pd.mul %{{.+}}, %[[S]] {pd.grad_of = 4 : i64}
+  // CHECK-NEXT: %[[DX:.+]], %[[DG:.+]], %[[DB:.+]] = pd.layer_norm_grad %[[DN]], %[[S]], %{{.+}}, %[[DS]] {axis = 1 : i64, epsilon = 9.99999974E-6 : f32, pd.grad_of = 3 : i64}
+  // CHECK-DAG: pd.accumulate_grad @w, %[[DX]]
+  // CHECK-DAG: pd.accumulate_grad @g, %[[DG]]
+  // CHECK-DAG: pd.accumulate_grad @b, %[[DB]]
+  return %l : tensor<f32>
+}

@@ -382,13 +382,50 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   Type scale = getScale().getType();
   auto grad = b.create<LayerNormGradOp>(
       getLoc(), TypeRange{getInput().getType(), scale, scale}, resultGrads[0],
-      getInput(), getScale(), getAxisAttr(), getEpsilonAttr());
+      getInput(), getScale(), /*addend=*/Value(), getAxisAttr(),
+      getEpsilonAttr());
   operandGrads.append(grad->result_begin(), grad->result_end());
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// AddLayerNormOp: s = a + b, y = layer_norm(s)
+//   ds_total = ds + layer_norm_grad(dy, s) (one op, ds as its addend);
+//   da = db = ds_total; dscale, dbias as for layer_norm
+//===----------------------------------------------------------------------===//
+
+LogicalResult AddLayerNormOp::verify() {
+  if (getLhs().getType() != getRhs().getType() ||
+      getSum().getType() != getLhs().getType())
+    return emitOpError("operands and sum must have one type");
+  return verifyTrailingNorm(*this, static_cast<int64_t>(getAxis()),
+                            {getScale(), getBias()}, "scale and bias");
+}
+
+LogicalResult AddLayerNormOp::buildVJP(OpBuilder &b,
+                                       ArrayRef<Value> resultGrads,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  Value ds = resultGrads[0], dy = resultGrads[1];
+  Value dx = ds, dscale, dbias;
+  if (dy) {
+    Type scale = getScale().getType();
+    auto grad = b.create<LayerNormGradOp>(
+        getLoc(), TypeRange{getSum().getType(), scale, scale}, dy, getSum(),
+        getScale(), ds, getAxisAttr(), getEpsilonAttr());
+    dx = grad.getInputGrad();
+    dscale = grad.getScaleGrad();
+    dbias = grad.getBiasGrad();
+  }
+  operandGrads.append({dx, dx, dscale, dbias});
+  return success();
+}
+
+int64_t AddLayerNormOp::getFlops() { return 9 * numElements(getResult()); }
+
 int64_t LayerNormOp::getFlops() { return 8 * numElements(getResult()); }
-int64_t LayerNormGradOp::getFlops() { return 16 * numElements(getInput()); }
+int64_t LayerNormGradOp::getFlops() {
+  return (getAddend() ? 17 : 16) * numElements(getInput());
+}
 
 //===----------------------------------------------------------------------===//
 // RMSNormOp: y = x * rstd * g, rstd = 1/sqrt(mean(x^2) + eps) over trailing

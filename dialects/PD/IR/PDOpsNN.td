@@ -339,18 +339,47 @@ def PD_LayerNormGradOp : PD_Op<"layer_norm_grad", [Pure,
     Recomputes each row's mean and 1/std from x (nothing is stashed beyond
     the forward's input), then dbias = sum_rows dy, dscale = sum_rows dy*xhat,
     dx = rstd * (dy*scale - mean(dy*scale) - xhat * mean(dy*scale*xhat)).
+    With an `addend` (the residual stream's gradient, see
+    pd.add_layer_norm) dx also adds it, in the same pass.
 
     ```mlir
     %dx, %dg, %db = pd.layer_norm_grad %dy, %x, %g {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$input,
-                       PD_F32Tensor:$scale, I64Attr:$axis, F32Attr:$epsilon);
+                       PD_F32Tensor:$scale, Optional<PD_F32Tensor>:$addend,
+                       I64Attr:$axis, F32Attr:$epsilon);
   let results = (outs PD_F32Tensor:$input_grad, PD_F32Tensor:$scale_grad,
                       PD_F32Tensor:$bias_grad);
   let assemblyFormat = [{
-    $grad `,` $input `,` $scale attr-dict `:` type($grad) `,` type($input) `,` type($scale) `->` type($input_grad) `,` type($scale_grad) `,` type($bias_grad)
+    $grad `,` $input `,` $scale (`,` $addend^)? attr-dict `:` type($grad) `,` type($input) `,` type($scale) (`,` type($addend)^)? `->` type($input_grad) `,` type($scale_grad) `,` type($bias_grad)
   }];
+}
+
+def PD_AddLayerNormOp : PD_Op<"add_layer_norm", [Pure,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "A residual add and the layer norm of its sum, in one pass.";
+  let description = [{
+    sum = lhs + rhs (same shapes) and y = layer_norm(sum) as pd.layer_norm
+    does, a row at a time while the row is in cache; both results are
+    kept (the residual stream goes on with the sum). pd-fuse-residual-
+    layer-norm forms it from a transformer block's add and the layer norm
+    that follows; its gradient is one pd.layer_norm_grad that also adds
+    the sum's own gradient.
+
+    ```mlir
+    %s, %y = pd.add_layer_norm %a, %b, %g, %beta {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$lhs, PD_F32Tensor:$rhs,
+                       PD_F32Tensor:$scale, PD_F32Tensor:$bias, I64Attr:$axis,
+                       F32Attr:$epsilon);
+  let results = (outs PD_F32Tensor:$sum, PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $scale `,` $bias attr-dict `:` type($lhs) `,` type($rhs) `,` type($scale) `,` type($bias) `->` type($sum) `,` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 def PD_RMSNormOp : PD_Op<"rms_norm", [Pure,

@@ -84,10 +84,18 @@ void pdrt_layer_norm(pdrt_ctx *ctx, const float *x, const float *g,
 
 /// Its gradients (the row statistics are recomputed from x):
 /// db = sum_rows dy, dg = sum_rows dy xhat,
-/// dx = rstd (dy g - mean(dy g) - xhat mean(dy g xhat)).
+/// dx = rstd (dy g - mean(dy g) - xhat mean(dy g xhat)), plus `addend`
+/// when it is not null (the residual stream's own gradient).
 void pdrt_layer_norm_grad(pdrt_ctx *ctx, const float *dy, const float *x,
-                          const float *g, float *dx, float *dg, float *db,
-                          int64_t rows, int64_t cols, float eps);
+                          const float *g, const float *addend, float *dx,
+                          float *dg, float *db, int64_t rows, int64_t cols,
+                          float eps);
+
+/// A residual add and the layer norm of its sum, a row at a time:
+/// sum = a + b, y = layer_norm(sum) as pdrt_layer_norm computes it.
+void pdrt_add_layer_norm(pdrt_ctx *ctx, const float *a, const float *b,
+                         const float *g, const float *beta, float *sum,
+                         float *y, int64_t rows, int64_t cols, float eps);
 
 /// RMS norm of each row of x [rows, cols] (Llama's RMSNorm, ONNX
 /// RMSNormalization over the last axis): y = x rstd g[col],

@@ -124,3 +124,12 @@ func.func @masked_softmax_empty_row(%x: tensor<2x2xf32>) {
   %0 = pd.masked_softmax %x, %m : tensor<2x2xf32>, tensor<2x2xi1>
   return
 }
+
+// -----
+
+// Tests that add_layer_norm adds operands of one shape.
+func.func @add_layer_norm_broadcast(%a: tensor<2x4xf32>, %b: tensor<1x4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'pd.add_layer_norm' op operands and sum must have one type}}
+  %s, %y = pd.add_layer_norm %a, %b, %g, %g {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<2x4xf32>, tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4xf32>, tensor<2x4xf32>
+  return
+}

@@ -156,4 +156,39 @@ TEST(RmsNorm, SkippedAfterAnError) {
   EXPECT_EQ(y, (std::vector<float>{7, 7}));
 }
 
+TEST(AddLayerNorm, EqualsAddThenLayerNormBitForBit) {
+  const int64_t rows = 5, cols = 37;
+  std::vector<float> a = randomVector(rows * cols, 21),
+                     b = randomVector(rows * cols, 22),
+                     g = randomVector(cols, 23), beta = randomVector(cols, 24);
+  std::vector<float> sum(rows * cols), y(rows * cols), s2(rows * cols),
+      y2(rows * cols);
+  pdrt_add_layer_norm(nullptr, a.data(), b.data(), g.data(), beta.data(),
+                      sum.data(), y.data(), rows, cols, 1e-5f);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    s2[i] = a[i] + b[i];
+  pdrt_layer_norm(nullptr, s2.data(), g.data(), beta.data(), y2.data(), rows,
+                  cols, 1e-5f);
+  EXPECT_EQ(sum, s2);
+  EXPECT_EQ(y, y2);
+}
+
+TEST(AddLayerNorm, GradientAddsTheAddend) {
+  const int64_t rows = 3, cols = 19;
+  std::vector<float> dy = randomVector(rows * cols, 31),
+                     x = randomVector(rows * cols, 32),
+                     g = randomVector(cols, 33),
+                     addend = randomVector(rows * cols, 34);
+  std::vector<float> dx(rows * cols), dg(cols), db(cols), dx2(rows * cols),
+      dg2(cols), db2(cols);
+  pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), addend.data(),
+                       dx.data(), dg.data(), db.data(), rows, cols, 1e-5f);
+  pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), nullptr,
+                       dx2.data(), dg2.data(), db2.data(), rows, cols, 1e-5f);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    EXPECT_EQ(dx[i], addend[i] + dx2[i]) << i;
+  EXPECT_EQ(dg, dg2);
+  EXPECT_EQ(db, db2);
+}
+
 } // namespace

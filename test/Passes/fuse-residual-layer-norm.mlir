@@ -1,0 +1,37 @@
+// RUN: pd-opt %s --pd-fuse-residual-layer-norm --split-input-file | FileCheck %s
+
+// A pre-LN block's residual add and the next norm: one add_layer_norm; the
+// parameter reads move up before it and the sum keeps its other user.
+// CHECK-LABEL: func.func @residual
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x8xf32>, %[[H:.*]]: tensor<2x4x8xf32>)
+// CHECK-NEXT: %[[G:.*]] = pd.param_ref @g
+// CHECK-NEXT: %[[B:.*]] = pd.param_ref @b
+// CHECK-NEXT: %[[S:.*]], %[[N:.*]] = pd.add_layer_norm %[[X]], %[[H]], %[[G]], %[[B]] {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>
+// CHECK-NEXT: %[[R:.*]] = pd.add %[[S]], %[[N]]
+// CHECK-NEXT: return %[[R]]
+pd.param @g {onnx_name = "g"} : tensor<8xf32>
+pd.param @b {onnx_name = "b"} : tensor<8xf32>
+func.func @residual(%x: tensor<2x4x8xf32>, %h: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %s = pd.add %x, %h : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %g = pd.param_ref @g : tensor<8xf32>
+  %b = pd.param_ref @b : tensor<8xf32>
+  %n = pd.layer_norm %s, %g, %b {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>
+  %r = pd.add %s, %n : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  return %r : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Left alone: a broadcasting add (token + position embeddings) and a scale
+// computed after the add.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: pd.add_layer_norm
+// CHECK-COUNT-2: pd.layer_norm
+func.func @left_alone(%t: tensor<2x4x8xf32>, %p: tensor<1x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %e = pd.add %t, %p : tensor<2x4x8xf32>, tensor<1x4x8xf32> -> tensor<2x4x8xf32>
+  %n0 = pd.layer_norm %e, %g, %b {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>
+  %s = pd.add %t, %n0 : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %g2 = pd.exp %g : tensor<8xf32>
+  %n1 = pd.layer_norm %s, %g2, %b {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>
+  return %n0, %n1 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
