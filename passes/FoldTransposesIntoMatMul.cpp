@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/PD/IR/PDOps.h"
+#include "passes/GradTags.h"
 #include "passes/Passes.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -54,17 +55,6 @@ SmallVector<int64_t> compose(ArrayRef<int64_t> outer,
   return out;
 }
 
-/// The forward op `op` is or differentiates (pd.op_id, else pd.grad_of).
-std::optional<int64_t> forwardId(Operation *op) {
-  if (auto id = getContractInt<PDDialect::OpIdAttrHelper>(op))
-    return id;
-  return getContractInt<PDDialect::GradOfAttrHelper>(op);
-}
-
-/// Forward transposes folded into a matmul: op id -> the matmul's
-/// forward id.
-using Absorbed = DenseMap<int64_t, int64_t>;
-
 /// Folds a transpose defining an operand into the operand's perm.
 struct FoldOperandTranspose : public OpRewritePattern<BatchMatMulOp> {
   FoldOperandTranspose(MLIRContext *ctx, Absorbed &absorbed)
@@ -87,7 +77,7 @@ struct FoldOperandTranspose : public OpRewritePattern<BatchMatMulOp> {
       if (!BatchMatMulOp::stridedOperand(storedShape, ArrayRef(perm), flag))
         continue;
       auto id = getContractInt<PDDialect::OpIdAttrHelper>(transpose);
-      if (auto into = forwardId(mm); id && into)
+      if (auto into = forwardIdOf(mm); id && into)
         absorbed.try_emplace(*id, *into);
       rewriter.modifyOpInPlace(mm, [&] {
         if (isLhs) {
@@ -148,31 +138,6 @@ struct FoldResultTranspose : public OpRewritePattern<TransposeOp> {
 };
 
 } // namespace
-
-/// Points gradient ops of forward ops that no longer exist at the op that
-/// absorbed them.
-static void retagOrphanedGradients(ModuleOp module, const Absorbed &absorbed) {
-  DenseSet<int64_t> live;
-  module.walk([&](Operation *op) {
-    if (auto id = getContractInt<PDDialect::OpIdAttrHelper>(op))
-      live.insert(*id);
-  });
-  module.walk([&](Operation *op) {
-    auto of = getContractInt<PDDialect::GradOfAttrHelper>(op);
-    if (!of || live.contains(*of))
-      return;
-    int64_t target = *of;
-    for (size_t hops = 0; !live.contains(target) && hops <= absorbed.size();
-         ++hops) {
-      auto it = absorbed.find(target);
-      if (it == absorbed.end())
-        return;
-      target = it->second;
-    }
-    if (live.contains(target))
-      setContractInt<PDDialect::GradOfAttrHelper>(op, target);
-  });
-}
 
 void FoldTransposesIntoMatMulPass::runOnOperation() {
   Absorbed absorbed;

@@ -274,6 +274,23 @@ static void populateNormalizations(RuntimePatterns &patterns) {
             b.i64(rows), b.i64(cols), b.f32(n.getEpsilon().convertToFloat())});
     return success();
   });
+  patterns.add<FusedElementwiseOp>(
+      [](FusedElementwiseOp f, RuntimeCallBuilder &b) {
+        SmallVector<int64_t> words{numel(f), (int64_t)f.getInputs().size()};
+        words.append(f.getPeriods().begin(), f.getPeriods().end());
+        ArrayRef<int64_t> program = f.getProgram();
+        int64_t instructions = program.size() / 5;
+        words.push_back(f.getInputs().size() + instructions);
+        words.push_back(instructions);
+        words.append(program.begin(), program.end());
+        SmallVector<Value> args{b.ctx(), b.descriptor(words), b.address(f)};
+        for (size_t i = 0; i < 4; ++i)
+          args.push_back(i < f.getInputs().size()
+                             ? b.address(f.getInputs()[i])
+                             : b.null());
+        b.call(RuntimeFn::pdrt_elementwise_chain, args);
+        return success();
+      });
   patterns.add<AddLayerNormOp>([](AddLayerNormOp n, RuntimeCallBuilder &b) {
     auto [rows, cols] = normRows(n.getSum(), n.getAxis());
     b.call(RuntimeFn::pdrt_add_layer_norm,

@@ -206,6 +206,30 @@ def FoldTransposesIntoMatMulPass : Pass<"pd-fold-transposes-into-matmul", "::mli
   }];
 }
 
+def FuseElementwiseChainsPass : Pass<"pd-fuse-elementwise-chains", "::mlir::ModuleOp"> {
+  let summary = "Evaluates trees of single-use elementwise ops in one pass over memory.";
+  let description = [{
+    A tree of elementwise ops (add, sub, mul, div, min, max, the unary
+    math ops, relu, scale) whose intermediates have one reader each, all
+    of the root's type and of one phase (forward or gradient), becomes one
+    pd.fused_elementwise: its kernel runs the tree on blocks that stay in
+    L1, reading the (at most four) inputs once and writing the result
+    once. Inputs may be scalars or broadcast over the trailing dims;
+    scalar constants become immediates. Runs after pd-autodiff.
+
+    Before:
+    ```mlir
+    %s = pd.sigmoid %x : tensor<4x8xf32>
+    %g = pd.mul %x, %s : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+    %y = pd.mul %g, %u : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+    ```
+    After:
+    ```mlir
+    %y = pd.fused_elementwise %x, %u {periods = array<i64: 32, 32>, program = array<i64: 1, 6, 2, 0, 0, 0, 2, 3, 0, 2, 0, 2, 4, 3, 1>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+}
+
 def PartitionStagesPass : Pass<"pd-partition-stages", "::mlir::ModuleOp"> {
   let summary = "Assigns every op of the training function to a pipeline stage.";
   let description = [{

@@ -32,6 +32,8 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
   // Attention's head transposes, forward and backward, read and written
   // through the batched GEMMs' strides instead of copied.
   pm.addPass(createFoldTransposesIntoMatMulPass());
+  // Trees of single-use elementwise ops: one pass over memory each.
+  pm.addPass(createFuseElementwiseChainsPass());
 }
 
 void mlir::pd::addStagesPhase(OpPassManager &pm,

@@ -420,6 +420,50 @@ LogicalResult AddLayerNormOp::buildVJP(OpBuilder &b,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// FusedElementwiseOp: a straight-line program over block registers
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusedElementwiseOp::verify() {
+  int64_t inputs = getInputs().size(), n = numElements(getResult());
+  if (inputs < 1 || inputs > 4)
+    return emitOpError("takes 1 to 4 inputs, got ") << inputs;
+  if ((int64_t)getPeriods().size() != inputs)
+    return emitOpError("needs one period per input");
+  for (auto [i, v] : llvm::enumerate(getInputs())) {
+    int64_t p = getPeriods()[i], size = numElements(v);
+    if (p < 1 || p != size || n % p != 0)
+      return emitOpError("input ") << i << " has " << size
+                                   << " elements, which period " << p
+                                   << " does not tile " << n << " with";
+  }
+  ArrayRef<int64_t> program = getProgram();
+  if (program.empty() || program.size() % 5 != 0)
+    return emitOpError("program must be a non-empty list of 5-word "
+                       "instructions");
+  int64_t next = inputs;
+  for (size_t at = 0; at < program.size(); at += 5) {
+    ArrayRef<int64_t> ins = program.slice(at, 5);
+    bool reads1 = ins[0] != 2, reads2 = ins[0] == 0;
+    if (ins[0] < 0 || ins[0] > 3 || ins[2] != next ||
+        (reads1 && (ins[3] < 0 || ins[3] >= next)) ||
+        (reads2 && (ins[4] < 0 || ins[4] >= next)))
+      return emitOpError("instruction ")
+             << at / 5 << " must read earlier registers and write register "
+             << next;
+    ++next;
+  }
+  return success();
+}
+
+int64_t FusedElementwiseOp::getFlops() {
+  int64_t flops = 0;
+  ArrayRef<int64_t> program = getProgram();
+  for (size_t at = 0; at < program.size(); at += 5)
+    flops += program[at] == 1 ? 8 : 1; // a transcendental or one flop
+  return flops * numElements(getResult());
+}
+
 int64_t AddLayerNormOp::getFlops() { return 9 * numElements(getResult()); }
 
 int64_t LayerNormOp::getFlops() { return 8 * numElements(getResult()); }

@@ -382,6 +382,31 @@ def PD_AddLayerNormOp : PD_Op<"add_layer_norm", [Pure,
   let hasVerifier = 1;
 }
 
+def PD_FusedElementwiseOp : PD_Op<"fused_elementwise", [Pure,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "A chain of elementwise ops evaluated in one pass.";
+  let description = [{
+    Runs `program` (the runtime's pdrt_chain_kind instructions, five words
+    each: kind, code, destination register, operands) on blocks of
+    elements: registers 0..N-1 hold the N inputs, every later register is
+    written once, and the last instruction's register is the result.
+    Input i is read at element e as input_i[e mod periods[i]] (the
+    result's size: the whole tensor; 1: a scalar; the row length: a
+    vector broadcast over rows). pd-fuse-elementwise-chains forms it, after
+    differentiation, from chains of single-use elementwise ops; the chain's
+    intermediates never reach memory.
+
+    ```mlir
+    %y = pd.fused_elementwise %x, %u {periods = array<i64: 32, 32>, program = array<i64: 1, 6, 2, 0, 0, 0, 2, 3, 0, 2, 0, 2, 4, 3, 1>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<PD_F32Tensor>:$inputs,
+                       DenseI64ArrayAttr:$periods, DenseI64ArrayAttr:$program);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $result)";
+  let hasVerifier = 1;
+}
+
 def PD_RMSNormOp : PD_Op<"rms_norm", [Pure,
     DeclareOpInterfaceMethods<PD_GradientOpInterface>,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {

@@ -37,6 +37,17 @@ enum pdrt_compare_op {
   PDRT_CMP_GE = 4, PDRT_LOGIC_AND = 5, PDRT_LOGIC_OR = 6, PDRT_LOGIC_XOR = 7
 };
 
+/// Instructions of pdrt_elementwise_chain (pdrt_nn.h), five words each:
+/// [kind, code, dst, a, b] over block registers (the inputs first).
+///   PDRT_CHAIN_BINARY  dst = a (code: pdrt_binary_op) b
+///   PDRT_CHAIN_UNARY   dst = f(a), code: pdrt_unary_kind (not PDRT_POW)
+///   PDRT_CHAIN_CONST   dst = the float whose bits are a (low 32 bits)
+///   PDRT_CHAIN_RELU    dst = max(a, 0)
+enum pdrt_chain_kind {
+  PDRT_CHAIN_BINARY = 0, PDRT_CHAIN_UNARY = 1, PDRT_CHAIN_CONST = 2,
+  PDRT_CHAIN_RELU = 3
+};
+
 /// `zero_first` of pdrt_scatter: accumulate into y as it is, or zero y
 /// first (pdrt_tensor.h).
 enum pdrt_scatter_mode { PDRT_SCATTER_INTO = 0, PDRT_SCATTER_ZERO_FIRST = 1 };

@@ -91,6 +91,17 @@ void pdrt_layer_norm_grad(pdrt_ctx *ctx, const float *dy, const float *x,
                           float *dg, float *db, int64_t rows, int64_t cols,
                           float eps);
 
+/// A chain of elementwise ops in one pass: `desc` is [n, inputs,
+/// period[inputs], registers, instructions, instruction words (5 each,
+/// pdrt_chain_kind)]. Input i is read at element e as in_i[e % period]
+/// (period n: the whole tensor; 1: a scalar; the row length: a vector
+/// broadcast over rows). The program runs on blocks of elements that stay
+/// in L1; the last instruction's register is written to out. At most
+/// four inputs (unused ones null).
+void pdrt_elementwise_chain(pdrt_ctx *ctx, const int64_t *desc, float *out,
+                            const float *in0, const float *in1,
+                            const float *in2, const float *in3);
+
 /// A residual add and the layer norm of its sum, a row at a time:
 /// sum = a + b, y = layer_norm(sum) as pdrt_layer_norm computes it.
 void pdrt_add_layer_norm(pdrt_ctx *ctx, const float *a, const float *b,

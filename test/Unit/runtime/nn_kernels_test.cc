@@ -191,4 +191,46 @@ TEST(AddLayerNorm, GradientAddsTheAddend) {
   EXPECT_EQ(db, db2);
 }
 
+TEST(ElementwiseChain, EqualsTheUnfusedOpsBitForBit) {
+  // y = relu((x * sigmoid(x)) * u + b) - 0.5, b broadcast over rows, over
+  // more elements than one block.
+  const int64_t rows = 7, cols = 131, n = rows * cols;
+  std::vector<float> x = randomVector(n, 41), u = randomVector(n, 42),
+                     b = randomVector(cols, 43);
+  const int64_t half = 0x3f000000; // 0.5f
+  const int64_t desc[] = {n, 3, n, n, cols, /*registers*/ 10, /*count*/ 7,
+                          PDRT_CHAIN_UNARY, PDRT_SIGMOID, 3, 0, 0,
+                          PDRT_CHAIN_BINARY, PDRT_MUL, 4, 0, 3,
+                          PDRT_CHAIN_BINARY, PDRT_MUL, 5, 4, 1,
+                          PDRT_CHAIN_BINARY, PDRT_ADD, 6, 5, 2,
+                          PDRT_CHAIN_RELU, 0, 7, 6, 0,
+                          PDRT_CHAIN_CONST, 0, 8, half, 0,
+                          PDRT_CHAIN_BINARY, PDRT_SUB, 9, 7, 8};
+  std::vector<float> y(n);
+  pdrt_elementwise_chain(nullptr, desc, y.data(), x.data(), u.data(),
+                         b.data(), nullptr);
+  std::vector<float> s(n), t(n), want(n);
+  pdrt_unary(nullptr, PDRT_SIGMOID, 0.0f, x.data(), s.data(), n);
+  const int64_t same[] = {1, n, 1, 1};
+  pdrt_binary(nullptr, PDRT_MUL, x.data(), s.data(), t.data(), same);
+  pdrt_binary(nullptr, PDRT_MUL, t.data(), u.data(), s.data(), same);
+  const int64_t rowsDesc[] = {2, rows, cols, cols, 1, 0, 1};
+  pdrt_binary(nullptr, PDRT_ADD, s.data(), b.data(), t.data(), rowsDesc);
+  pdrt_relu(nullptr, t.data(), s.data(), n);
+  for (int64_t i = 0; i < n; ++i)
+    want[i] = s[i] - 0.5f;
+  EXPECT_EQ(y, want);
+}
+
+TEST(ElementwiseChain, MalformedProgramIsAContextError) {
+  pdrt_ctx ctx;
+  float x = 1, y = -1;
+  // Instruction 0 writes input register 0.
+  const int64_t desc[] = {1, 1, 1, 2, 1, PDRT_CHAIN_RELU, 0, 0, 0, 0};
+  pdrt_elementwise_chain(&ctx, desc, &y, &x, nullptr, nullptr, nullptr);
+  ASSERT_TRUE(ctx.failed);
+  EXPECT_EQ(ctx.error, "pdrt_elementwise_chain: malformed program");
+  EXPECT_EQ(y, -1.0f);
+}
+
 } // namespace
