@@ -14,7 +14,7 @@ import tempfile
 import threading
 import time
 
-BLAS_LIB_RE = re.compile(r"(blas|mkl|lapack)", re.I)
+BLAS_LIB_RE = re.compile(r"(blas|mkl|lapack|dnnl)", re.I)
 MKL_HEADER_RE = re.compile(r"^MKL_VERBOSE (oneMKL|Intel\(R\) MKL) (.*)$", re.M)
 MKL_THREADS_RE = re.compile(r"^MKL_VERBOSE SGEMM.*NThr:(\d+)", re.M)
 TORCH_BLAS_RE = re.compile(r"BLAS_INFO=(\w+)")
@@ -64,6 +64,29 @@ def openblas_report(path):
             "threads": lib.openblas_get_num_threads(), "config": config,
             "path": path, "summary": f"OpenBLAS {version} {core}",
             "source": f"openblas_get_config() of the mapped {os.path.basename(path)}"}
+
+
+ONEDNN_ISA = {0x7: "AVX2", 0x27: "AVX-512", 0x67: "AVX-512 VNNI",
+              0xe7: "AVX-512 BF16", 0x3e7: "AVX-512 AMX", 0x407: "AVX2 VNNI"}
+
+
+def onednn_report(path):
+    """oneDNN's version and the instruction set its JIT kernels use, asked
+    of the library at path (dnnl_version, dnnl_get_effective_cpu_isa)."""
+    import ctypes
+
+    class Version(ctypes.Structure):
+        _fields_ = [("major", ctypes.c_int), ("minor", ctypes.c_int),
+                    ("patch", ctypes.c_int), ("hash", ctypes.c_char_p),
+                    ("cpu_runtime", ctypes.c_uint), ("gpu_runtime", ctypes.c_uint)]
+
+    lib = ctypes.CDLL(path)
+    lib.dnnl_version.restype = ctypes.POINTER(Version)
+    v = lib.dnnl_version().contents
+    isa = lib.dnnl_get_effective_cpu_isa()
+    return {"version": f"{v.major}.{v.minor}.{v.patch}",
+            "kernels": ONEDNN_ISA.get(isa, hex(isa)),
+            "source": f"dnnl_version() and dnnl_get_effective_cpu_isa() of {os.path.basename(path)}"}
 
 
 def loaded_openblas(pid="self"):

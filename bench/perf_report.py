@@ -116,3 +116,71 @@ def markdown(result):
         lines += model_table(model)
     lines += blas_lines(result) + FOOTNOTES
     return "\n".join(lines) + "\n"
+
+
+README_BEGIN = "<!-- perf_suite:begin -->"
+README_END = "<!-- perf_suite:end -->"
+
+
+def goal_ratios(model):
+    """pdc d=1 over the faster torch eager, pdc 2bw d=2 over the best
+    torch.distributed.pipelining schedule on 2 ranks and over pdc d=1."""
+    ok = [r for r in model["rows"] if r["status"] == "ok"]
+    def best(pred):
+        times = [r["median_s"] for r in ok if pred(r)]
+        return min(times) if times else None
+    eager = best(lambda r: r["side"] in ("torch113", "torch2"))
+    pipe = best(lambda r: r["side"] == "pipelining" and r["d"] == 2)
+    d1 = best(lambda r: r["side"] == "pdc" and r["d"] == 1 and r["schedule"] == "2bw")
+    d2 = best(lambda r: r["side"] == "pdc" and r["d"] == 2 and r["schedule"] == "2bw")
+    ratio = lambda a, b: f"{a / b:.2f}x" if a and b else "-"
+    return ratio(eager, d1), ratio(pipe, d2), ratio(d1, d2)
+
+
+def readme_section(result):
+    """The README's performance table: one row per run, the machine, and
+    the goal ratios per model."""
+    cpu = result["cpu"]
+    lines = [README_BEGIN,
+             f"Measured by `/usr/bin/python3 bench/perf_suite.py --write-readme README.md` on "
+             f"{cpu['model']} (family {cpu['family']} model {cpu['cpu_model']}, "
+             f"{cpu['cores']} cores, {' '.join(cpu['vector'])}), {result['date']}; "
+             f"GEMM roofline {fmt(result['roofline_gflops'], '.1f')} GFLOP/s; "
+             "one thread per process, Adam, global batch 32 = 8 x 4 microbatches "
+             "(ms per step, lower is better; full report with BLAS, RSS and "
+             "footnotes in bench/results/perf_suite.md).",
+             ""]
+    for model in result["models"]:
+        c = model["config"]
+        lines += [f"GPT n_layer {c['layers']}, n_embd {c['embd']}, seq {c['seq']}, "
+                  f"vocab {c['vocab']}:", "",
+                  "| side | processes | schedule | ms/step | samples/s | efficiency "
+                  "| of 1-core sgemm | peak RSS MiB |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in model["rows"]:
+            if r["status"] != "ok":
+                lines.append(f"| {r['side']} | {r['d']} | {r['schedule']} | "
+                             f"{r['status']} | - | - | - | - |")
+                continue
+            rss = max(r["peak_rss_kib"]) if r["peak_rss_kib"] else None
+            lines.append(
+                f"| {r['side']} | {r['d']} | {r['schedule']} | {r['median_s'] * 1e3:.1f} "
+                f"| {r['samples_per_s']:.1f} | {fmt(r.get('efficiency'), '.2f')} "
+                f"| {fmt(r.get('roofline'), '.3f')} | {mib(rss) if rss else '-'} |")
+        e, p, s = goal_ratios(model)
+        lines += ["", f"pdc d=1 / faster torch eager: {e}; pdc 2bw d=2 / best "
+                  f"torch.distributed.pipelining schedule: {p}; pdc 2bw d=2 / pdc d=1: {s}.", ""]
+    lines.append(README_END)
+    return "\n".join(lines)
+
+
+def write_readme(path, result):
+    """Replaces the text between the perf_suite markers of the README."""
+    with open(path) as f:
+        text = f.read()
+    if README_BEGIN not in text or README_END not in text:
+        raise SystemExit(f"error: {path} has no {README_BEGIN} ... {README_END} section")
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    with open(path, "w") as f:
+        f.write(head + readme_section(result) + tail)

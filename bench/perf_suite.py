@@ -116,6 +116,8 @@ def parse_args():
     p.add_argument("--venv-python", default=os.path.join(VENV, "bin", "python"))
     p.add_argument("--work-dir", help="keep exports, data and plans here")
     p.add_argument("--out-md", default=os.path.join(BENCH, "results", "perf_suite.md"))
+    p.add_argument("--write-readme", metavar="README.md",
+                   help="replace the table between the perf_suite markers of this README")
     p.add_argument("--out-json", default=os.path.join(BENCH, "results", "perf_suite.json"))
     args = p.parse_args()
     for name, choices in (("models", MODELS), ("sides", SIDES)):
@@ -309,19 +311,33 @@ def compile_plan(args, model, d, schedule, plan, *extra):
 
 
 def pdc_blas(args, stages, watcher):
-    """The BLAS of a pdc plan's ranks: the OpenBLAS files they mapped and the
-    kernel family stage0's OpenBLAS reports in the same environment."""
+    """The BLAS of a pdc plan's ranks: the GEMM library they mapped (oneDNN's
+    sgemm runs pdrt_matmul; its version and ISA asked of the mapped file)
+    and the OpenBLAS kernel family stage0 reports in the same environment."""
     env = child_env(args)
     core = run_process([stages[0], "--blas-core"], env, 60).strip()
     mapped = sorted({p for libs in watcher.mapped.values() for p in libs})
     versions = {m.group(1) for m in map(OPENBLAS_FILE_RE.search, mapped) if m}
     version = ",".join(sorted(versions)) or "?"
-    return {"library": "OpenBLAS", "version": version, "kernels": core,
-            "threads": int(env["OPENBLAS_NUM_THREADS"]), "mapped": mapped,
-            "rank_threads": watcher.threads,
-            "summary": f"OpenBLAS {version} {core}",
+    openblas = f"OpenBLAS {version} {core}"
+    dnnl = next((p for p in mapped if "dnnl" in os.path.basename(p)), None)
+    gemm = None
+    if dnnl:
+        try:
+            gemm = perf_proc.onednn_report(dnnl)
+        except OSError as e:
+            gemm = {"version": "?", "kernels": f"not asked: {e}", "source": dnnl}
+    summary = (f"oneDNN {gemm['version']} {gemm['kernels']} (GEMM); {openblas}"
+               if gemm else openblas)
+    return {"library": "oneDNN" if gemm else "OpenBLAS",
+            "version": gemm["version"] if gemm else version,
+            "kernels": gemm["kernels"] if gemm else core,
+            "openblas": openblas, "threads": int(env["OPENBLAS_NUM_THREADS"]),
+            "mapped": mapped, "rank_threads": watcher.threads,
+            "summary": summary,
             "source": "stage0 --blas-core; /proc/PID/maps of the running ranks; "
-                      "OPENBLAS_NUM_THREADS of the ranks"}
+                      + (gemm["source"] + "; " if gemm else "")
+                      + "OPENBLAS_NUM_THREADS of the ranks"}
 
 
 def pdc_run(args, model, d, schedule):
@@ -425,6 +441,9 @@ def write_outputs(args, result):
         with open(path, "w") as f:
             f.write(content)
     print(f"wrote {args.out_md} and {args.out_json}; work dir {args.work_dir}")
+    if args.write_readme:
+        perf_report.write_readme(args.write_readme, result)
+        print(f"updated the performance table of {args.write_readme}")
 
 
 def main():
