@@ -2,7 +2,7 @@
 // forward GEMM shapes of the benchmark GPTs (b*T rows), three ways:
 //   sgemm+add    dnnl_sgemm (beta 0), then the bias added in a second pass
 //   fill+sgemm   C filled with the bias rows, dnnl_sgemm with beta 1
-//                (pdrt_matmul_bias's fallback)
+//                (what pdrt_matmul_bias does)
 //   primitive    oneDNN's matmul primitive with a bias argument (the bias in
 //                the GEMM's epilogue), primitive created once per shape
 // Build and run: bench/kernels/run.sh matmul_bias [rows hidden]
