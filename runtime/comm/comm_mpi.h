@@ -19,7 +19,12 @@
 namespace pdrt {
 
 /// Tags reserved by the runtime (channel ids are below 32000).
-enum : int { kTagGatherSize = 32001, kTagGatherData = 32002 };
+enum : int {
+  kTagGatherSize = 32001,
+  kTagGatherData = 32002,
+  kTagTraceSize = 32003,
+  kTagTraceData = 32004
+};
 
 /// Message for a failed MPI call: "<what>: <MPI error string>".
 std::string mpiErrorString(const char *what, int code);
