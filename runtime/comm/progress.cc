@@ -37,9 +37,18 @@ void ProgressThread::add(CommOp *op) {
 }
 
 Status ProgressThread::wait(CommOp &op) {
-  if (!op.done.load(std::memory_order_acquire)) {
+  bool done = op.done.load(std::memory_order_acquire);
+  if (!done && !thread_.joinable())
+    return Status::error(std::string(op.what) +
+                         ": the communication thread is not running");
+  if (!done) {
     std::unique_lock<std::mutex> lock(mu_);
+    // Wake the thread from a long sleep: it polls faster while we wait.
+    ++waiters_;
+    ++wakeups_;
+    work_.notify_one();
     done_.wait(lock, [&] { return op.done.load(std::memory_order_acquire); });
+    --waiters_;
   }
   if (op.error != MPI_SUCCESS)
     return Status::error(mpiErrorString(op.what, op.error));
@@ -96,25 +105,33 @@ void ProgressThread::loop() {
   // default 50 us timer slack.
   prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   int sleepUs = kMinSleepUs;
+  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (active_.empty())
-        work_.wait(lock, [&] { return stop_ || !incoming_.empty(); });
-      if (stop_)
-        return;
-      for (CommOp *op : incoming_) {
-        active_.push_back(op);
-        requests_.push_back(op->request);
-      }
-      incoming_.clear();
+    for (CommOp *op : incoming_) {
+      active_.push_back(op);
+      requests_.push_back(op->request);
     }
-    if (testActive() > 0) {
+    incoming_.clear();
+    if (stop_)
+      return;
+    if (active_.empty()) {
+      work_.wait(lock, [&] { return stop_ || !incoming_.empty(); });
+      continue;
+    }
+    lock.unlock();
+    int completed = testActive();
+    lock.lock();
+    if (completed > 0) {
       sleepUs = kMinSleepUs;
       continue;
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(sleepUs));
-    sleepUs = std::min(2 * sleepUs, (int)kMaxSleepUs);
+    int cap = waiters_ > 0 ? kWaitingSleepUs : kBusySleepUs;
+    sleepUs = std::min(sleepUs, cap);
+    uint64_t seen = wakeups_;
+    work_.wait_for(lock, std::chrono::microseconds(sleepUs), [&] {
+      return stop_ || !incoming_.empty() || wakeups_ != seen;
+    });
+    sleepUs = std::min(2 * sleepUs, cap);
   }
 }
 

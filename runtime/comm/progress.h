@@ -11,11 +11,16 @@
 // requests and running collectives itself.
 //
 // Polling: when it holds requests, the thread tests them and, if none
-// completed, sleeps a little (kMinSleepUs doubling up to kMaxSleepUs,
-// back to the minimum after every completion). It never spins: on a
-// machine with one core per rank a spinning poller takes the core the
-// compute thread of another rank needs. With no requests it sleeps on a
-// condition variable.
+// completed, sleeps a little: from kMinSleepUs doubling up to
+// kBusySleepUs while the compute thread computes, or up to kWaitingSleepUs
+// while it waits for a request (then latency matters and the core is
+// free); back to the minimum after every completion. A new request or a
+// new waiter cuts the sleep short. With no requests it
+// sleeps on a condition variable. It never spins: on a machine with one
+// core per rank, a spinning poller (or MPI_Recv's own busy wait) takes the
+// core another rank computes on. Each wake-up costs about 10 us of that
+// core on the 2-core development VM, which is what sets kBusySleepUs
+// (bench/pipeline_overlap.py, docs/runtime.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +34,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -63,7 +69,8 @@ public:
   Status wait(CommOp &op);
 
   /// Poll interval bounds of the thread (microseconds).
-  static constexpr int kMinSleepUs = 2, kMaxSleepUs = 50;
+  static constexpr int kMinSleepUs = 2, kWaitingSleepUs = 20,
+                       kBusySleepUs = 500;
 
 private:
   void loop();
@@ -74,10 +81,13 @@ private:
   TraceRecorder *trace_ = nullptr;
   std::thread thread_;
   std::mutex mu_;
-  std::condition_variable work_;  ///< Signals the thread: new ops or stop.
+  std::condition_variable work_;  ///< Signals the thread: new ops, a
+                                  ///< waiter or stop.
   std::condition_variable done_;  ///< Signals waiters: some op completed.
   std::vector<CommOp *> incoming_; ///< Guarded by mu_.
   bool stop_ = false;              ///< Guarded by mu_.
+  int waiters_ = 0;                ///< Threads in wait(); guarded by mu_.
+  uint64_t wakeups_ = 0;           ///< Bumped to cut a sleep short; mu_.
   // Owned by the thread.
   std::vector<CommOp *> active_;
   std::vector<MPI_Request> requests_;

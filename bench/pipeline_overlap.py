@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+"""Communication/compute overlap of the runtime, measured on fake_relay.
+
+Runs the runtime's synthetic pipeline stage (test/Unit/runtime/fake_relay.cc:
+every stage receives FAKE_BYTES from its neighbour, runs FAKE_REPS matmuls of
+FAKE_N^3 forward and twice that backward, sends FAKE_BYTES on) under mpirun
+with `--comm sync` (blocking receives, transfers progress only inside MPI
+calls: the runtime before the communication thread) and `--comm thread`
+(the default), over shared memory with Open MPI's single-copy mechanism
+(cma) and without it (none: what containers without ptrace rights and
+every TCP link get). Prints per configuration the wall time per step (the
+median of the logged steps after the first two) and, from `run --trace`,
+the time each rank's compute thread was blocked on receives per step.
+
+  /usr/bin/python3 bench/pipeline_overlap.py --bin-dir build-rt
+  # the runtime before this change (a fake_relay linked with its libpdrt.a,
+  # wall time only, it has no --trace):
+  /usr/bin/python3 bench/pipeline_overlap.py --bin-dir build-rt --before-bin-dir DIR
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def run_relay(args, bin_dir, d, mech, extra, env_extra):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1",
+               OMPI_MCA_btl="self,vader,tcp", FAKE_SCHEDULE=args.schedule,
+               FAKE_M=str(args.m), FAKE_STAGES=str(d), FAKE_BYTES=str(args.bytes),
+               FAKE_N=str(args.n), FAKE_REPS=str(args.reps), **env_extra)
+    app = []
+    for k in range(d):
+        if k:
+            app.append(":")
+        app += ["-np", "1", os.path.join(bin_dir, "fake_relay"), "--synthetic-weights",
+                "--steps", str(args.steps), "--log-every", "1"] + extra
+    cmd = [args.mpirun, "--allow-run-as-root", "--oversubscribe", "--mca",
+           "btl_vader_single_copy_mechanism", mech] + app
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    if res.returncode != 0:
+        sys.exit("failed: %s\n%s\n%s" % (" ".join(cmd), res.stdout, res.stderr))
+    times = [float(t) for t in re.findall(r"^step \d+ loss \S+ ms/step (\S+)",
+                                          res.stdout, re.M)]
+    return statistics.median(times[2:]), cmd
+
+
+def blocked_per_step(trace_path, first_step):
+    """Per rank: ms per step its compute thread waited in pdrt_recv."""
+    with open(trace_path) as f:
+        events = json.load(f)["traceEvents"]
+    blocked, steps = {}, {}
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        step = e.get("args", {}).get("step", 0)
+        if e["name"] == "wait recv" and step >= first_step:
+            blocked[e["pid"]] = blocked.get(e["pid"], 0.0) + e["dur"] / 1e3
+        if e["name"] == "update" and step >= first_step:
+            steps[e["pid"]] = steps.get(e["pid"], 0) + 1
+    return {pid: blocked.get(pid, 0.0) / max(n, 1) for pid, n in sorted(steps.items())}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin-dir", required=True)
+    ap.add_argument("--before-bin-dir")
+    ap.add_argument("--mpirun", default="mpirun")
+    ap.add_argument("--stages", default="2,4")
+    ap.add_argument("--mech", default="cma,none")
+    ap.add_argument("--schedule", default="2bw")
+    ap.add_argument("--m", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--bytes", type=int, default=4 << 20)
+    ap.add_argument("--n", type=int, default=256)
+    ap.add_argument("--reps", type=int, default=10)
+    args = ap.parse_args()
+    print("fake_relay %s m=%d, %d-byte messages, forward %d and backward %d "
+          "matmuls of %d^3, %d steps (median ms/step of steps 3..%d)\n" %
+          (args.schedule, args.m, args.bytes, args.reps, 2 * args.reps, args.n,
+           args.steps, args.steps))
+    print("| stages | single copy | runtime | ms/step | blocked on receives, ms/step per rank |")
+    print("|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for d in [int(x) for x in args.stages.split(",")]:
+            for mech in args.mech.split(","):
+                if args.before_bin_dir:
+                    ms, _ = run_relay(args, args.before_bin_dir, d, mech, [], {})
+                    print("| %d | %s | before | %.1f | - |" % (d, mech, ms))
+                for mode in ("sync", "thread"):
+                    trace = os.path.join(tmp, "trace_%d_%s_%s.json" % (d, mech, mode))
+                    ms, _ = run_relay(args, args.bin_dir, d, mech,
+                                      ["--comm", mode, "--trace", trace], {})
+                    blocked = blocked_per_step(trace, 3)
+                    print("| %d | %s | --comm %s | %.1f | %s |" % (
+                        d, mech, mode, ms,
+                        " ".join("%.1f" % blocked[p] for p in sorted(blocked))))
+                sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
