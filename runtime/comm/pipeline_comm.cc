@@ -40,10 +40,6 @@ Status forEachChunk(int64_t bytes, F f) {
 }
 } // namespace
 
-const char *commModeName(CommMode mode) {
-  return mode == CommMode::Thread ? "thread" : "sync";
-}
-
 PipelineComm::~PipelineComm() {
   thread_.stop();
   // A receive still posted after a failure may yet be written by MPI
@@ -178,15 +174,16 @@ Status PipelineComm::waitSends(bool backward) {
   Status s;
   for (auto &op : pending) {
     waited |= !op->done.load(std::memory_order_acquire);
-    Status one = wait(*op);
-    if (s.isOk() && !one.isOk())
-      s = one;
+    s = wait(*op);
+    if (!s.isOk())
+      break;
   }
   if (traced && waited) {
     blocked.endNs = trace_->now();
     trace_->record(TraceThread::Compute, blocked);
   }
-  // After a failure an op may still be with MPI: keep it allocated.
+  // After a failure an op may still be with MPI or the thread: keep it
+  // allocated (MPI_Abort follows).
   if (!s.isOk())
     for (auto &op : pending)
       (void)op.release();
@@ -266,9 +263,9 @@ Status PipelineComm::recvStaged(RecvChannel &ch, void *buf, int64_t bytes,
   Status s;
   for (auto &chunk : ch.chunks) {
     waited |= !chunk->done.load(std::memory_order_acquire);
-    Status one = thread_.wait(*chunk);
-    if (s.isOk() && !one.isOk())
-      s = one;
+    s = thread_.wait(*chunk);
+    if (!s.isOk())
+      break;
   }
   if (traced && waited) {
     blocked.endNs = trace_->now();

@@ -36,9 +36,6 @@ namespace pdrt {
 
 enum class CommMode { Thread, Sync };
 
-/// "thread" / "sync".
-const char *commModeName(CommMode mode);
-
 class PipelineComm {
 public:
   ~PipelineComm();

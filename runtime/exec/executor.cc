@@ -267,9 +267,9 @@ Status Executor::waitTiedSums() {
   Status s;
   for (auto &op : tieOps_) {
     waited |= !op->done.load(std::memory_order_acquire);
-    Status one = comm_.wait(*op);
-    if (s.isOk() && !one.isOk())
-      s = one;
+    s = comm_.wait(*op);
+    if (!s.isOk())
+      break;
   }
   if (trace_.on() && waited)
     traceSlice("wait ties", "blocked", begin, -1);

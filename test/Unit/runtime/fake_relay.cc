@@ -9,7 +9,9 @@
 // twice the matmuls and sends a gradient to k-1. Every message carries a
 // pattern of (channel, microbatch, replica) that the receiver checks word
 // by word, so a message routed to the wrong call, buffer or rank fails
-// the run with one line naming it. The last stage reports loss 1.
+// the run with one line naming it. The last stage reports loss 1. With
+// FAKE_TIED=1 the first and the last stage share a tied parameter whose
+// gradient (the same on both) is summed over them at every update.
 //
 // Channels: forward k -> k+1 has id 2k, backward k+1 -> k has id 2k+1.
 //
@@ -24,6 +26,7 @@ struct RelayPlan {
   FakePlan base;
   int d, k, replica;
   int64_t bytes, n, reps;
+  bool tied; ///< This stage owns relay.tied (weights and grads at 64).
 };
 
 RelayPlan plan;
@@ -93,6 +96,7 @@ extern "C" const char *pd_stage_manifest(void) {
   plan.reps = envInt("FAKE_REPS", "1");
   const FakePlan &p = plan.base;
   int d = plan.d, k = plan.k;
+  plan.tied = envInt("FAKE_TIED", "0") && d > 1 && (k == 0 || k == d - 1);
   long long s = (long long)plan.bytes;
   char channels[512] = "";
   size_t at = 0;
@@ -113,21 +117,32 @@ extern "C" const char *pd_stage_manifest(void) {
   int gpipe = strcmp(p.schedule, "gpipe") == 0;
   int versions = strcmp(p.schedule, "2bw") == 0 ? 2 : 1;
   long long slots = gpipe ? p.m : d - k;
+  char params[512];
+  size_t n = snprintf(params, sizeof(params),
+                      "{\"name\": \"relay%d.weight\", \"shape\": [16], "
+                      "\"offset\": 0, \"grad_offset\": 0, \"optimizer_offset\": 0}", k);
+  if (plan.tied)
+    snprintf(params + n, sizeof(params) - n,
+             ", {\"name\": \"relay.tied\", \"shape\": [16], \"offset\": 64, "
+             "\"grad_offset\": 64, \"optimizer_offset\": 128, \"owners\": [0, %d]}",
+             d - 1);
+  long long paramBytes = plan.tied ? 128 : 64;
+  long long tieGrads = plan.tied && versions == 2 ? 64 : 0;
   snprintf(manifest, sizeof(manifest),
            "{\"format\": \"pdc-stage-manifest\", \"version\": 1, \"stage\": %d,"
            " \"stages\": %d, \"replicas\": %lld, \"schedule\": \"%s\","
            " \"microbatch\": %lld, \"microbatches\": %lld,"
            " \"optimizer\": {\"name\": \"%s\", \"lr\": %.17g, \"momentum\": 0.9,"
            " \"beta1\": 0.9, \"beta2\": 0.999, \"eps\": 1e-8, \"weight_decay\": 0},"
-           " \"model\": \"\", \"regions\": {\"weights\": 64, \"weight_versions\": %d,"
-           " \"grads\": 64, \"optimizer\": 128, \"stash_slot\": %lld,"
-           " \"stash_slots\": %lld, \"workspace\": %lld, \"comm\": %lld},"
-           " \"params\": [{\"name\": \"relay%d.weight\", \"shape\": [16], "
-           "\"offset\": 0, \"grad_offset\": 0, \"optimizer_offset\": 0}],"
-           " \"inputs\": [], \"channels\": [%s], \"loss\": %s}",
+           " \"model\": \"\", \"regions\": {\"weights\": %lld, \"weight_versions\": %d,"
+           " \"grads\": %lld, \"optimizer\": %lld, \"stash_slot\": %lld,"
+           " \"stash_slots\": %lld, \"workspace\": %lld, \"comm\": %lld,"
+           " \"tie_grads\": %lld},"
+           " \"params\": [%s], \"inputs\": [], \"channels\": [%s], \"loss\": %s}",
            k, d, (long long)p.w, p.schedule, (long long)p.b, (long long)p.m,
-           p.optimizer, p.lr, versions, s, slots, s + bytesOfWork() + 64,
-           2 * s, k, channels, k == d - 1 ? "true" : "false");
+           p.optimizer, p.lr, paramBytes, versions, paramBytes, 2 * paramBytes, s,
+           slots, s + bytesOfWork() + 64, 2 * s, tieGrads, params, channels,
+           k == d - 1 ? "true" : "false");
   return manifest;
 }
 
@@ -162,6 +177,11 @@ extern "C" void pd_stage_backward(pdrt_ctx *ctx, char *weights, char *grads,
     checkPattern(workspace, 2 * k + 1, g);
   }
   work(ctx, workspace + plan.bytes, 2 * plan.reps);
+  if (plan.tied) {
+    float *dtied = (float *)(grads + 64);
+    for (int i = 0; i < 16; ++i)
+      dtied[i] += 0.01f * (float)(i + 1);
+  }
   if (k > 0) {
     fillPattern(comm + plan.bytes, 2 * (k - 1) + 1, g);
     pdrt_send(ctx, 2 * (k - 1) + 1, comm + plan.bytes, plan.bytes);
