@@ -10,7 +10,9 @@ calls: the runtime before the communication thread) and `--comm thread`
 (cma) and without it (none: what containers without ptrace rights and
 every TCP link get). Prints per configuration the wall time per step (the
 median of the logged steps after the first two) and, from `run --trace`,
-the time each rank's compute thread was blocked on receives per step.
+the time each rank's compute thread was blocked on receives per step;
+each is the median over --repeat runs, the runtimes taking turns within a
+round so that other load on the machine hits them alike.
 
   /usr/bin/python3 bench/pipeline_overlap.py --bin-dir build-rt
   # the runtime before this change (a fake_relay linked with its libpdrt.a,
@@ -47,7 +49,7 @@ def run_relay(args, bin_dir, d, mech, extra, env_extra):
         sys.exit("failed: %s\n%s\n%s" % (" ".join(cmd), res.stdout, res.stderr))
     times = [float(t) for t in re.findall(r"^step \d+ loss \S+ ms/step (\S+)",
                                           res.stdout, re.M)]
-    return statistics.median(times[2:]), cmd
+    return statistics.median(times[2:])
 
 
 def blocked_per_step(trace_path, first_step):
@@ -80,27 +82,37 @@ def main():
     ap.add_argument("--bytes", type=int, default=4 << 20)
     ap.add_argument("--n", type=int, default=256)
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     print("fake_relay %s m=%d, %d-byte messages, forward %d and backward %d "
           "matmuls of %d^3, %d steps (median ms/step of steps 3..%d)\n" %
           (args.schedule, args.m, args.bytes, args.reps, 2 * args.reps, args.n,
            args.steps, args.steps))
-    print("| stages | single copy | runtime | ms/step | blocked on receives, ms/step per rank |")
-    print("|---|---|---|---|---|")
+    print("| stages | single copy | runtime | ms/step (median of %d runs) | min-max "
+          "| blocked on receives, ms/step per rank |" % args.repeat)
+    print("|---|---|---|---|---|---|")
+    runtimes = (["before"] if args.before_bin_dir else []) + ["sync", "thread"]
     with tempfile.TemporaryDirectory() as tmp:
         for d in [int(x) for x in args.stages.split(",")]:
             for mech in args.mech.split(","):
-                if args.before_bin_dir:
-                    ms, _ = run_relay(args, args.before_bin_dir, d, mech, [], {})
-                    print("| %d | %s | before | %.1f | - |" % (d, mech, ms))
-                for mode in ("sync", "thread"):
-                    trace = os.path.join(tmp, "trace_%d_%s_%s.json" % (d, mech, mode))
-                    ms, _ = run_relay(args, args.bin_dir, d, mech,
-                                      ["--comm", mode, "--trace", trace], {})
-                    blocked = blocked_per_step(trace, 3)
-                    print("| %d | %s | --comm %s | %.1f | %s |" % (
-                        d, mech, mode, ms,
-                        " ".join("%.1f" % blocked[p] for p in sorted(blocked))))
+                ms = {r: [] for r in runtimes}
+                blocked = {r: {} for r in runtimes}
+                for _ in range(args.repeat):
+                    for r in runtimes:
+                        if r == "before":
+                            ms[r].append(run_relay(args, args.before_bin_dir, d, mech, [], {}))
+                            continue
+                        trace = os.path.join(tmp, "trace.json")
+                        ms[r].append(run_relay(args, args.bin_dir, d, mech,
+                                               ["--comm", r, "--trace", trace], {}))
+                        for pid, b in blocked_per_step(trace, 3).items():
+                            blocked[r].setdefault(pid, []).append(b)
+                for r in runtimes:
+                    per_rank = " ".join("%.1f" % statistics.median(blocked[r][p])
+                                        for p in sorted(blocked[r])) or "-"
+                    print("| %d | %s | %s | %.1f | %.0f-%.0f | %s |" % (
+                        d, mech, "before" if r == "before" else "--comm " + r,
+                        statistics.median(ms[r]), min(ms[r]), max(ms[r]), per_rank))
                 sys.stdout.flush()
 
 

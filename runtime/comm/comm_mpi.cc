@@ -27,16 +27,6 @@ std::string mpiErrorString(const char *what, int code) {
   return format("%s: %.*s", what, len, text);
 }
 
-Status waitAll(std::vector<MPI_Request> &requests) {
-  if (requests.empty())
-    return Status::ok();
-  int rc = MPI_Waitall((int)requests.size(), requests.data(), MPI_STATUSES_IGNORE);
-  requests.clear();
-  if (rc != MPI_SUCCESS)
-    return Status::error(mpiErrorString("MPI_Waitall on pending sends", rc));
-  return Status::ok();
-}
-
 Status allreduceSum(MPI_Comm comm, float *data, int64_t n) {
   int size = 1;
   MPI_Comm_size(comm, &size);

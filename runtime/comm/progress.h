@@ -20,7 +20,7 @@
 // core per rank, a spinning poller (or MPI_Recv's own busy wait) takes the
 // core another rank computes on. Each wake-up costs about 10 us of that
 // core on the 2-core development VM, which is what sets kBusySleepUs
-// (bench/pipeline_overlap.py, docs/runtime.md).
+// (bench/pipeline_overlap.py, docs/CONTRIBUTING.md).
 //
 //===----------------------------------------------------------------------===//
 
