@@ -10,7 +10,9 @@ calls: the runtime before the communication thread) and `--comm thread`
 (cma) and without it (none: what containers without ptrace rights and
 every TCP link get). Prints per configuration the wall time per step (the
 median of the logged steps after the first two) and, from `run --trace`,
-the time each rank's compute thread was blocked on receives per step;
+the time each rank's compute thread was blocked on receives per step and
+the rest of its forward and backward calls (compute; on a machine with
+fewer free cores than ranks, a peer spinning in MPI_Recv slows it);
 each is the median over --repeat runs, the runtimes taking turns within a
 round so that other load on the machine hits them alike.
 
@@ -52,20 +54,25 @@ def run_relay(args, bin_dir, d, mech, extra, env_extra):
     return statistics.median(times[2:])
 
 
-def blocked_per_step(trace_path, first_step):
-    """Per rank: ms per step its compute thread waited in pdrt_recv."""
+def per_step(trace_path, first_step, names):
+    """Per rank: ms per step (from `first_step` on) in slices named `names`."""
     with open(trace_path) as f:
         events = json.load(f)["traceEvents"]
-    blocked, steps = {}, {}
+    total, steps = {}, {}
     for e in events:
         if e.get("ph") != "X":
             continue
         step = e.get("args", {}).get("step", 0)
-        if e["name"] == "wait recv" and step >= first_step:
-            blocked[e["pid"]] = blocked.get(e["pid"], 0.0) + e["dur"] / 1e3
+        if e["name"] in names and step >= first_step:
+            total[e["pid"]] = total.get(e["pid"], 0.0) + e["dur"] / 1e3
         if e["name"] == "update" and step >= first_step:
             steps[e["pid"]] = steps.get(e["pid"], 0) + 1
-    return {pid: blocked.get(pid, 0.0) / max(n, 1) for pid, n in sorted(steps.items())}
+    return {pid: total.get(pid, 0.0) / max(n, 1) for pid, n in sorted(steps.items())}
+
+
+def blocked_per_step(trace_path, first_step):
+    """Per rank: ms per step its compute thread waited in pdrt_recv."""
+    return per_step(trace_path, first_step, ("wait recv",))
 
 
 def main():
@@ -89,14 +96,16 @@ def main():
           (args.schedule, args.m, args.bytes, args.reps, 2 * args.reps, args.n,
            args.steps, args.steps))
     print("| stages | single copy | runtime | ms/step (median of %d runs) | min-max "
-          "| blocked on receives, ms/step per rank |" % args.repeat)
-    print("|---|---|---|---|---|---|")
+          "| blocked on receives, ms/step per rank | forward + backward less "
+          "blocked, ms/step per rank |" % args.repeat)
+    print("|---|---|---|---|---|---|---|")
     runtimes = (["before"] if args.before_bin_dir else []) + ["sync", "thread"]
     with tempfile.TemporaryDirectory() as tmp:
         for d in [int(x) for x in args.stages.split(",")]:
             for mech in args.mech.split(","):
                 ms = {r: [] for r in runtimes}
                 blocked = {r: {} for r in runtimes}
+                busy = {r: {} for r in runtimes}
                 for _ in range(args.repeat):
                     for r in runtimes:
                         if r == "before":
@@ -105,14 +114,19 @@ def main():
                         trace = os.path.join(tmp, "trace.json")
                         ms[r].append(run_relay(args, args.bin_dir, d, mech,
                                                ["--comm", r, "--trace", trace], {}))
-                        for pid, b in blocked_per_step(trace, 3).items():
+                        waits = blocked_per_step(trace, 3)
+                        calls = per_step(trace, 3, ("forward", "backward"))
+                        for pid, b in waits.items():
                             blocked[r].setdefault(pid, []).append(b)
+                            busy[r].setdefault(pid, []).append(calls[pid] - b)
+                def ranks(values):
+                    return " ".join("%.1f" % statistics.median(values[p])
+                                    for p in sorted(values)) or "-"
                 for r in runtimes:
-                    per_rank = " ".join("%.1f" % statistics.median(blocked[r][p])
-                                        for p in sorted(blocked[r])) or "-"
-                    print("| %d | %s | %s | %.1f | %.0f-%.0f | %s |" % (
+                    print("| %d | %s | %s | %.1f | %.0f-%.0f | %s | %s |" % (
                         d, mech, "before" if r == "before" else "--comm " + r,
-                        statistics.median(ms[r]), min(ms[r]), max(ms[r]), per_rank))
+                        statistics.median(ms[r]), min(ms[r]), max(ms[r]),
+                        ranks(blocked[r]), ranks(busy[r])))
                 sys.stdout.flush()
 
 
