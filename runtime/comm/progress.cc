@@ -14,6 +14,8 @@ namespace pdrt {
 void ProgressThread::start(TraceRecorder *trace) {
   trace_ = trace;
   stop_ = false;
+  active_.clear();
+  requests_.clear();
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -38,7 +40,7 @@ void ProgressThread::add(CommOp *op) {
 
 Status ProgressThread::wait(CommOp &op) {
   bool done = op.done.load(std::memory_order_acquire);
-  if (!done && !thread_.joinable())
+  if (!done && !running())
     return Status::error(std::string(op.what) +
                          ": the communication thread is not running");
   if (!done) {
