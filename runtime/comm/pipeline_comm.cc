@@ -147,6 +147,7 @@ Status PipelineComm::send(const ChannelInfo &c, const void *buf, int64_t bytes,
   return forEachChunk(bytes, [&](int64_t offset, int count) {
     auto op = std::make_unique<CommOp>();
     op->what = "MPI_Isend of a stage output";
+    op->isSend = true;
     if (trace_->on())
       op->event = transferEvent("send", c, bytes, g);
     int rc = MPI_Isend(p + offset, count, MPI_BYTE, dest, (int)c.id,

@@ -127,7 +127,11 @@ void ProgressThread::loop() {
       sleepUs = kMinSleepUs;
       continue;
     }
-    int cap = waiters_ > 0 ? kWaitingSleepUs : kBusySleepUs;
+    bool sending = std::any_of(active_.begin(), active_.end(),
+                               [](const CommOp *op) { return op->isSend; });
+    int cap = waiters_ > 0 ? kWaitingSleepUs
+              : sending    ? kSendingSleepUs
+                           : kIdleSleepUs;
     sleepUs = std::min(sleepUs, cap);
     uint64_t seen = wakeups_;
     work_.wait_for(lock, std::chrono::microseconds(sleepUs), [&] {

@@ -11,15 +11,18 @@
 // requests and running collectives itself.
 //
 // Polling: when it holds requests, the thread tests them and, if none
-// completed, sleeps a little: from kMinSleepUs doubling up to
-// kBusySleepUs while the compute thread computes, or up to kWaitingSleepUs
-// while it waits for a request (then latency matters and the core is
-// free); back to the minimum after every completion. A new request or a
-// new waiter cuts the sleep short. With no requests it
-// sleeps on a condition variable. It never spins: on a machine with one
-// core per rank, a spinning poller (or MPI_Recv's own busy wait) takes the
-// core another rank computes on. Each wake-up costs about 10 us of that
-// core on the 2-core development VM, which is what sets kBusySleepUs
+// completed, sleeps: from kMinSleepUs doubling up to a cap, back to the
+// minimum after every completion. The cap is kWaitingSleepUs while the
+// compute thread waits for a request (latency matters, and its core is
+// free); else kSendingSleepUs while a send is in flight (without a
+// single-copy mechanism, or over TCP, its data moves only inside the
+// sender's MPI calls); else kIdleSleepUs (receives posted early and
+// collectives, whose result is needed later). A new request or a new
+// waiter cuts a sleep short; with no requests the thread sleeps on a
+// condition variable. It never spins: on a machine with one core per rank
+// a spinning poller (or MPI_Recv's own busy wait) takes the core another
+// rank computes on. On the 2-core development VM every wake-up of any
+// thread costs the compute 20-40 us, which is what the caps trade against
 // (bench/pipeline_overlap.py, docs/CONTRIBUTING.md).
 //
 //===----------------------------------------------------------------------===//
@@ -51,6 +54,7 @@ struct CommOp {
   std::atomic<bool> done{false};
   int error = MPI_SUCCESS; ///< Valid once done.
   const char *what = "";   ///< Names the operation in an error message.
+  bool isSend = false;     ///< A point-to-point send (polled more often).
 };
 
 class ProgressThread {
@@ -70,7 +74,7 @@ public:
 
   /// Poll interval bounds of the thread (microseconds).
   static constexpr int kMinSleepUs = 2, kWaitingSleepUs = 20,
-                       kBusySleepUs = 500;
+                       kSendingSleepUs = 50, kIdleSleepUs = 2000;
 
 private:
   void loop();
