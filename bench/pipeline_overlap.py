@@ -96,9 +96,9 @@ def main():
           (args.schedule, args.m, args.bytes, args.reps, 2 * args.reps, args.n,
            args.steps, args.steps))
     print("| stages | single copy | runtime | ms/step (median of %d runs) | min-max "
-          "| blocked on receives, ms/step per rank | forward + backward less "
-          "blocked, ms/step per rank |" % args.repeat)
-    print("|---|---|---|---|---|---|---|")
+          "| blocked on receives, ms/step per rank | blocked on sends "
+          "| forward + backward less blocked on receives |" % args.repeat)
+    print("|---|---|---|---|---|---|---|---|")
     runtimes = (["before"] if args.before_bin_dir else []) + ["sync", "thread"]
     with tempfile.TemporaryDirectory() as tmp:
         for d in [int(x) for x in args.stages.split(",")]:
@@ -106,6 +106,7 @@ def main():
                 ms = {r: [] for r in runtimes}
                 blocked = {r: {} for r in runtimes}
                 busy = {r: {} for r in runtimes}
+                sends = {r: {} for r in runtimes}
                 for _ in range(args.repeat):
                     for r in runtimes:
                         if r == "before":
@@ -116,17 +117,19 @@ def main():
                                                ["--comm", r, "--trace", trace], {}))
                         waits = blocked_per_step(trace, 3)
                         calls = per_step(trace, 3, ("forward", "backward"))
+                        send_waits = per_step(trace, 3, ("wait sends",))
                         for pid, b in waits.items():
                             blocked[r].setdefault(pid, []).append(b)
+                            sends[r].setdefault(pid, []).append(send_waits[pid])
                             busy[r].setdefault(pid, []).append(calls[pid] - b)
                 def ranks(values):
                     return " ".join("%.1f" % statistics.median(values[p])
                                     for p in sorted(values)) or "-"
                 for r in runtimes:
-                    print("| %d | %s | %s | %.1f | %.0f-%.0f | %s | %s |" % (
+                    print("| %d | %s | %s | %.1f | %.0f-%.0f | %s | %s | %s |" % (
                         d, mech, "before" if r == "before" else "--comm " + r,
                         statistics.median(ms[r]), min(ms[r]), max(ms[r]),
-                        ranks(blocked[r]), ranks(busy[r])))
+                        ranks(blocked[r]), ranks(sends[r]), ranks(busy[r])))
                 sys.stdout.flush()
 
 
