@@ -1,13 +1,15 @@
 //===- comm_mpi.cc - pdrt_send / pdrt_recv and collectives over MPI -----------===//
 //
-// pdrt_send is MPI_Isend on MPI_COMM_WORLD to rank peer*W + replica with the
-// channel id as tag; the request joins the pending list of the running
-// phase (forward or backward), which the executor completes before that
-// phase's next call. pdrt_recv is a blocking MPI_Recv from the same rank.
+// pdrt_send and pdrt_recv check the call against the manifest's channel and
+// hand it to the rank's PipelineComm (comm/pipeline_comm.h), which sends to
+// rank peer*W + replica with the channel id as tag and, by default,
+// completes transfers on a communication thread while the stage computes.
+// Below them: the collectives and blocking transfers the executor uses.
 //
 //===----------------------------------------------------------------------===//
 
 #include "comm/comm_mpi.h"
+#include "comm/pipeline_comm.h"
 #include "exec/context.h"
 
 #include <algorithm>
@@ -23,16 +25,6 @@ std::string mpiErrorString(const char *what, int code) {
   int len = 0;
   MPI_Error_string(code, text, &len);
   return format("%s: %.*s", what, len, text);
-}
-
-Status waitAll(std::vector<MPI_Request> &requests) {
-  if (requests.empty())
-    return Status::ok();
-  int rc = MPI_Waitall((int)requests.size(), requests.data(), MPI_STATUSES_IGNORE);
-  requests.clear();
-  if (rc != MPI_SUCCESS)
-    return Status::error(mpiErrorString("MPI_Waitall on pending sends", rc));
-  return Status::ok();
 }
 
 Status allreduceSum(MPI_Comm comm, float *data, int64_t n) {
@@ -137,26 +129,11 @@ extern "C" void pdrt_send(pdrt_ctx *ctx, int64_t channel, const void *buf,
   const pdrt::ChannelInfo *c = checkChannel(ctx, channel, bytes, true);
   if (!c)
     return;
-  int dest = (int)(c->peer * ctx->manifest->replicas + ctx->replica);
-  std::vector<MPI_Request> &pending =
-      ctx->inBackward ? ctx->backwardSends : ctx->forwardSends;
-  const char *p = static_cast<const char *>(buf);
-  const int64_t chunk = int64_t(1) << 30;
-  for (int64_t done = 0; done < bytes || done == 0; done += chunk) {
-    MPI_Request req;
-    int count = (int)std::min(chunk, bytes - done);
-    int rc = MPI_Isend(p + done, count, MPI_BYTE, dest, (int)channel,
-                       MPI_COMM_WORLD, &req);
-    if (rc != MPI_SUCCESS) {
-      pdrt::setError(ctx, pdrt::mpiErrorString(
-                              format("pdrt_send on channel %lld to rank %d",
-                                     (long long)channel, dest).c_str(), rc));
-      return;
-    }
-    pending.push_back(req);
-    if (bytes == 0)
-      break;
-  }
+  pdrt::Status s = ctx->comm->send(*c, buf, bytes, ctx->microbatch,
+                                    ctx->inBackward);
+  if (!s.isOk())
+    pdrt::setError(ctx, format("pdrt_send on channel %lld: %s", (long long)channel,
+                               s.message().c_str()));
 }
 
 extern "C" void pdrt_recv(pdrt_ctx *ctx, int64_t channel, void *buf,
@@ -164,8 +141,7 @@ extern "C" void pdrt_recv(pdrt_ctx *ctx, int64_t channel, void *buf,
   const pdrt::ChannelInfo *c = checkChannel(ctx, channel, bytes, false);
   if (!c)
     return;
-  int source = (int)(c->peer * ctx->manifest->replicas + ctx->replica);
-  pdrt::Status s = pdrt::recvBytes(buf, bytes, source, (int)channel);
+  pdrt::Status s = ctx->comm->recv(*c, buf, bytes, ctx->microbatch);
   if (!s.isOk())
     pdrt::setError(ctx, format("pdrt_recv on channel %lld: %s", (long long)channel,
                                s.message().c_str()));

@@ -1,8 +1,9 @@
 //===- comm_mpi.h - MPI communication of the CPU target ------------*- C++ -*-===//
 //
-// Helpers the executor uses around the pdrt_send / pdrt_recv ABI: waiting
-// for a phase's pending sends, the in-place gradient allreduce among a
-// stage's replicas, and chunked point-to-point byte transfers (any size).
+// Helpers the executor uses beside the pdrt_send / pdrt_recv ABI (whose
+// messages PipelineComm moves, comm/pipeline_comm.h): the in-place gradient
+// allreduce among a stage's replicas, and chunked blocking point-to-point
+// byte transfers (any size).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,13 +20,15 @@
 namespace pdrt {
 
 /// Tags reserved by the runtime (channel ids are below 32000).
-enum : int { kTagGatherSize = 32001, kTagGatherData = 32002 };
+enum : int {
+  kTagGatherSize = 32001,
+  kTagGatherData = 32002,
+  kTagTraceSize = 32003,
+  kTagTraceData = 32004
+};
 
 /// Message for a failed MPI call: "<what>: <MPI error string>".
 std::string mpiErrorString(const char *what, int code);
-
-/// Completes (MPI_Waitall) and clears `requests`.
-Status waitAll(std::vector<MPI_Request> &requests);
 
 /// In-place sum allreduce of n floats on `comm` (no-op when comm has one
 /// rank), chunked so any n works.

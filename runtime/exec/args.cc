@@ -2,8 +2,9 @@
 //
 // --model PATH --steps N --lr X --seed S --log-every K --data DIR |
 // --synthetic --synthetic-weights[-if-missing] --save-onnx OUT --print-memory
-// --check-ties --dump-grads DIR --profile-ops FILE. Every stage receives
-// the same arguments; anything unknown or malformed is an error naming it.
+// --check-ties --dump-grads DIR --profile-ops FILE --trace FILE
+// --comm thread|sync. Every stage receives the same arguments; anything
+// unknown or malformed is an error naming it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +59,18 @@ Status parseFlag(const std::string &flag, const std::string &value,
     o->dumpGrads = value;
   } else if (flag == "--profile-ops") {
     o->profileOps = value;
+  } else if (flag == "--trace") {
+    if (value.empty())
+      return Status::error("argument --trace: expected a file name");
+    o->trace = value;
+  } else if (flag == "--comm") {
+    if (value == "thread")
+      o->comm = CommMode::Thread;
+    else if (value == "sync")
+      o->comm = CommMode::Sync;
+    else
+      return Status::error(format("argument --comm: expected thread or sync, "
+                                  "got '%s'", value.c_str()));
   } else {
     return Status::error(format("unknown argument '%s'", flag.c_str()));
   }
@@ -99,7 +112,8 @@ Status parseArgs(const std::vector<std::string> &args, RunOptions *out) {
     }
     static const char *const kValued[] = {"--model", "--steps", "--lr", "--seed",
                                           "--log-every", "--data", "--save-onnx",
-                                          "--dump-grads", "--profile-ops"};
+                                          "--dump-grads", "--profile-ops",
+                                          "--trace", "--comm"};
     if (std::find(std::begin(kValued), std::end(kValued), flag) == std::end(kValued))
       return Status::error(format("unknown argument '%s'", flag.c_str()));
     if (!hasValue) {

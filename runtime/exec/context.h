@@ -2,7 +2,8 @@
 //
 // Defines struct pdrt_ctx, the opaque handle generated code passes to every
 // pdrt_* call: MPI placement, the microbatch being run, the data source,
-// pending sends per phase, per-step loss sums and the sticky error.
+// the stage-to-stage messages, the trace, per-step loss sums and the sticky
+// error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,11 @@
 #include <string>
 #include <vector>
 
+namespace pdrt {
+class PipelineComm;
+class TraceRecorder;
+} // namespace pdrt
+
 struct pdrt_ctx {
   const pdrt::Manifest *manifest = nullptr;
   int rank = 0, replica = 0;
@@ -30,7 +36,8 @@ struct pdrt_ctx {
   uint64_t seed = 0;      ///< run --seed: the key of random ops (dropout).
   bool inBackward = false;
   pdrt::DataSource *data = nullptr;
-  std::vector<MPI_Request> forwardSends, backwardSends;
+  pdrt::PipelineComm *comm = nullptr; ///< pdrt_send / pdrt_recv.
+  pdrt::TraceRecorder *trace = nullptr; ///< run --trace (on() or not).
   std::map<int64_t, double> stepLossSum; ///< Step t -> sum of reported losses.
   /// Op timing (run --profile-ops): on when `profile`; the mark last passed
   /// (-1: none) and when; each mark's total seconds to the next and calls.

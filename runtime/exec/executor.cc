@@ -5,7 +5,8 @@
 // version, then walks the action list of schedule.h: forwards and backwards
 // call the generated functions with the right version and stash slot;
 // updates allreduce gradients among replicas, step the optimizer, zero the
-// gradients and log the loss.
+// gradients and log the loss. With run --trace each of these is a slice of
+// the rank's timeline (exec/trace.h), gathered by rank 0 at the end.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "onnx_weights.h"
 #include "optimizer.h"
 #include "schedule.h"
+#include "trace.h"
 
 #include <algorithm>
 #include <chrono>
@@ -50,6 +52,7 @@ public:
   Executor(const Manifest &m, const RunOptions &o, const StageFunctions &f, int rank)
       : m_(m), opts_(o), fns_(f), rank_(rank) {}
   ~Executor() {
+    comm_.stop();
     if (ctx_.replicaComm != MPI_COMM_NULL)
       MPI_Comm_free(&ctx_.replicaComm);
     for (auto &tie : ties_)
@@ -75,7 +78,8 @@ private:
   Status allocate();
   Status callStage(const Action &a);
   Status update(const Action &a);
-  Status startTiedSums();
+  Status startTiedSums(int64_t step);
+  Status waitTiedSums();
   Status finishTiedUpdate();
   void step(const ParamInfo &p, const Action &a, const char *grad);
   Status createTies();
@@ -83,7 +87,11 @@ private:
   Status dumpGradients();
   void fillSyntheticWeights();
   Status writeOpTimes();
+  Status writeTrace();
   Status logLoss(int64_t j);
+  /// A compute-thread trace slice named `name` from `beginNs` to now.
+  void traceSlice(const char *name, const char *category, int64_t beginNs,
+                  int64_t step, int64_t microbatch = -1);
 
   const Manifest &m_;
   const RunOptions &opts_;
@@ -100,7 +108,10 @@ private:
   /// Under 2bw, the update whose tied parameters wait for their gradient
   /// sums (in the tie_grads region) and those sums' requests.
   std::optional<Action> pendingTies_;
-  std::vector<MPI_Request> tieRequests_;
+  std::vector<std::unique_ptr<CommOp>> tieOps_;
+  TraceRecorder trace_;
+  /// Declared after everything its thread may touch (destroyed first).
+  PipelineComm comm_;
   std::chrono::steady_clock::time_point lastLog_;
   int64_t lastLoggedStep_ = 0;
 };
@@ -140,6 +151,8 @@ Status Executor::setup() {
   ctx_.replica = replica_;
   ctx_.seed = opts_.seed;
   ctx_.data = &data_;
+  ctx_.comm = &comm_;
+  ctx_.trace = &trace_;
   optimizer_ = m_.optimizer;
   if (opts_.hasLr)
     optimizer_.lr = opts_.lr;
@@ -189,11 +202,15 @@ Status Executor::callStage(const Action &a) {
   bool backward = a.kind == ActionKind::Backward;
   // Sends started by the previous call of the same function must be done
   // before it runs again (it may reuse their buffers).
-  PDRT_RETURN_IF_ERROR(waitAll(backward ? ctx_.backwardSends : ctx_.forwardSends));
+  PDRT_RETURN_IF_ERROR(comm_.waitSends(backward));
   ctx_.microbatch = a.index;
   ctx_.inBackward = backward;
   auto fn = backward ? fns_.backward : fns_.forward;
+  int64_t begin = trace_.on() ? trace_.now() : 0;
   fn(&ctx_, weights(a.version), grads(), stash(a.slot), workspace(), comm());
+  if (trace_.on())
+    traceSlice(backward ? "backward" : "forward", "compute", begin,
+               a.index / m_.microbatches + 1, a.index % m_.microbatches);
   if (ctx_.failed)
     return Status::error(format("%s of step %lld, microbatch %lld of %lld: %s",
                                 backward ? "backward" : "forward",
@@ -216,17 +233,51 @@ void Executor::step(const ParamInfo &p, const Action &a, const char *grad) {
 /// Copies the tied parameters' gradients to the tie_grads region and starts
 /// summing them over their owners (embedding and LM head get identical
 /// updates and stay identical).
-Status Executor::startTiedSums() {
+Status Executor::startTiedSums(int64_t step) {
   int64_t offset = 0;
   for (auto &[p, comm] : ties_) {
     int64_t bytes = p->numel * 4;
     std::memcpy(tieGrads() + offset, grads() + p->gradOffset, (size_t)bytes);
+    int64_t begin = trace_.on() ? trace_.now() : 0;
+    std::vector<MPI_Request> requests;
     PDRT_RETURN_IF_ERROR(startAllreduceSum(
         comm, reinterpret_cast<float *>(tieGrads() + offset), p->numel,
-        tieRequests_));
+        requests));
+    for (MPI_Request request : requests) {
+      auto op = std::make_unique<CommOp>();
+      op->request = request;
+      op->what = "MPI_Iallreduce of tied gradients";
+      op->event.name = "allreduce ties";
+      op->event.category = "collective";
+      op->event.beginNs = begin;
+      op->event.step = step;
+      op->event.bytes = bytes;
+      comm_.track(op.get());
+      tieOps_.push_back(std::move(op));
+    }
     offset += (bytes + 63) / 64 * 64;
   }
   return Status::ok();
+}
+
+/// Completes the tied gradients' sums started by startTiedSums.
+Status Executor::waitTiedSums() {
+  int64_t begin = trace_.on() ? trace_.now() : 0;
+  bool waited = false;
+  Status s;
+  for (auto &op : tieOps_) {
+    waited |= !op->done.load(std::memory_order_acquire);
+    s = comm_.wait(*op);
+    if (!s.isOk())
+      break;
+  }
+  if (trace_.on() && waited)
+    traceSlice("wait ties", "blocked", begin, -1);
+  if (!s.isOk())
+    for (auto &op : tieOps_)
+      (void)op.release(); // May still be with MPI; MPI_Abort follows.
+  tieOps_.clear();
+  return s;
 }
 
 /// The tied parameters' part of the pending 2bw update, once their sums
@@ -236,7 +287,7 @@ Status Executor::finishTiedUpdate() {
     return Status::ok();
   Action a = *pendingTies_;
   pendingTies_.reset();
-  PDRT_RETURN_IF_ERROR(waitAll(tieRequests_));
+  PDRT_RETURN_IF_ERROR(waitTiedSums());
   int64_t offset = 0;
   for (auto &[p, comm] : ties_) {
     step(*p, a, tieGrads() + offset);
@@ -254,16 +305,20 @@ Status Executor::finishTiedUpdate() {
 /// the last stage reach update j d-1 microbatches apart) or deadlock it (a
 /// stage between them blocked sending to one that waits).
 Status Executor::update(const Action &a) {
+  int64_t begin = trace_.on() ? trace_.now() : 0;
   PDRT_RETURN_IF_ERROR(finishTiedUpdate());
   float *g = reinterpret_cast<float *>(grads());
+  int64_t reduceBegin = trace_.on() ? trace_.now() : 0;
   PDRT_RETURN_IF_ERROR(allreduceSum(ctx_.replicaComm, g, m_.regions.grads / 4));
+  if (trace_.on() && m_.replicas > 1)
+    traceSlice("allreduce replicas", "collective", reduceBegin, a.index + 1);
   bool defer = m_.schedule == ScheduleKind::TwoBW && !ties_.empty();
   if (defer) {
-    PDRT_RETURN_IF_ERROR(startTiedSums());
+    PDRT_RETURN_IF_ERROR(startTiedSums(a.index + 1));
     pendingTies_ = a;
     // Gradients dumped for inspection include the summed tied ones.
     if (a.index == 0 && replica_ == 0 && !opts_.dumpGrads.empty()) {
-      PDRT_RETURN_IF_ERROR(waitAll(tieRequests_));
+      PDRT_RETURN_IF_ERROR(waitTiedSums());
       int64_t offset = 0;
       for (auto &[p, comm] : ties_) {
         std::memcpy(grads() + p->gradOffset, tieGrads() + offset,
@@ -271,21 +326,41 @@ Status Executor::update(const Action &a) {
         offset += (p->numel * 4 + 63) / 64 * 64;
       }
     }
-  } else {
+  } else if (!ties_.empty()) {
+    int64_t tieBegin = trace_.on() ? trace_.now() : 0;
     for (auto &[p, comm] : ties_)
       PDRT_RETURN_IF_ERROR(allreduceSum(
           comm, reinterpret_cast<float *>(grads() + p->gradOffset), p->numel));
+    if (trace_.on())
+      traceSlice("allreduce ties", "collective", tieBegin, a.index + 1);
   }
   if (a.index == 0 && replica_ == 0 && !opts_.dumpGrads.empty())
     PDRT_RETURN_IF_ERROR(dumpGradients());
+  int64_t stepBegin = trace_.on() ? trace_.now() : 0;
   for (const ParamInfo &p : m_.params)
     if (!defer || p.owners.size() <= 1)
       step(p, a, grads() + p.gradOffset);
   std::memset(grads(), 0, (size_t)m_.regions.grads);
+  if (trace_.on())
+    traceSlice("optimizer", "compute", stepBegin, a.index + 1);
   newestVersion_ = a.writeVersion;
   if (m_.stage == m_.stages - 1)
     PDRT_RETURN_IF_ERROR(logLoss(a.index));
+  if (trace_.on())
+    traceSlice("update", "compute", begin, a.index + 1);
   return Status::ok();
+}
+
+void Executor::traceSlice(const char *name, const char *category,
+                          int64_t beginNs, int64_t step, int64_t microbatch) {
+  TraceEvent e;
+  e.name = name;
+  e.category = category;
+  e.beginNs = beginNs;
+  e.endNs = trace_.now();
+  e.step = step;
+  e.microbatch = microbatch;
+  trace_.record(TraceThread::Compute, e);
 }
 
 /// Small pseudo-random weights (uniform in [-0.02, 0.02), the same on every
@@ -323,6 +398,27 @@ Status Executor::writeOpTimes() {
              ? Status::ok()
              : Status::error(format("cannot write --profile-ops file '%s'",
                                     opts_.profileOps.c_str()));
+}
+
+/// run --trace: rank 0 gathers every rank's events and writes the file.
+Status Executor::writeTrace() {
+  std::string mine = traceEventsJson(
+      rank_, format("stage %d replica %d (rank %d)", m_.stage, replica_, rank_),
+      trace_.compute(), trace_.comm());
+  if (rank_ != 0) {
+    uint64_t size = mine.size();
+    PDRT_RETURN_IF_ERROR(sendBytes(&size, 8, 0, kTagTraceSize));
+    return sendBytes(mine.data(), (int64_t)size, 0, kTagTraceData);
+  }
+  std::vector<std::string> fragments{std::move(mine)};
+  for (int source = 1; source < m_.stages * m_.replicas; ++source) {
+    uint64_t size = 0;
+    PDRT_RETURN_IF_ERROR(recvBytes(&size, 8, source, kTagTraceSize));
+    std::string theirs(size, '\0');
+    PDRT_RETURN_IF_ERROR(recvBytes(&theirs[0], (int64_t)size, source, kTagTraceData));
+    fragments.push_back(std::move(theirs));
+  }
+  return writeTraceFile(opts_.trace, fragments);
 }
 
 Status Executor::dumpGradients() {
@@ -366,6 +462,20 @@ Status Executor::run() {
   std::vector<Action> actions =
       buildSchedule(m_.schedule, m_.stages, m_.stage, m_.microbatches, opts_.steps,
                     m_.regions.stashSlots);
+  int64_t calls[2] = {0, 0};
+  for (const Action &a : actions)
+    if (a.kind != ActionKind::Update)
+      ++calls[a.kind == ActionKind::Backward];
+  PDRT_RETURN_IF_ERROR(
+      comm_.setup(m_, replica_, opts_.comm, &trace_, calls[0], calls[1]));
+  if (!opts_.trace.empty()) {
+    // A common start: times of all ranks are comparable.
+    int rc = MPI_Barrier(MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+      return Status::error(mpiErrorString("MPI_Barrier before tracing", rc));
+    trace_.start();
+  }
+  comm_.start();
   lastLog_ = std::chrono::steady_clock::now();
   for (const Action &a : actions) {
     if (a.kind == ActionKind::Update) {
@@ -384,8 +494,7 @@ Status Executor::run() {
   PDRT_RETURN_IF_ERROR(finishTiedUpdate());
   if (ctx_.profile)
     PDRT_RETURN_IF_ERROR(writeOpTimes());
-  PDRT_RETURN_IF_ERROR(waitAll(ctx_.forwardSends));
-  return waitAll(ctx_.backwardSends);
+  return comm_.finish();
 }
 
 Status Executor::createTies() {
@@ -442,6 +551,8 @@ Status Executor::finish() {
     PDRT_RETURN_IF_ERROR(saveTrainedModel(m_, rank_, weights(newestVersion_),
                                           state(), model, opts_.saveOnnx));
   }
+  if (!opts_.trace.empty())
+    PDRT_RETURN_IF_ERROR(writeTrace());
   int rc = MPI_Barrier(MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS)
     return Status::error(mpiErrorString("MPI_Barrier at the end of training", rc));

@@ -9,6 +9,7 @@
 #ifndef PDRT_EXEC_EXECUTOR_H
 #define PDRT_EXEC_EXECUTOR_H
 
+#include "comm/pipeline_comm.h"
 #include "manifest.h"
 #include "pdrt/pdrt.h"
 
@@ -44,6 +45,12 @@ struct RunOptions {
   /// (profiling: op times depend on the values, so real ones when they
   /// exist).
   bool syntheticWeights = false, syntheticWeightsIfMissing = false;
+  /// --trace FILE: every rank's timeline, merged by rank 0 into FILE as
+  /// Chrome trace JSON (exec/trace.h).
+  std::string trace;
+  /// --comm thread|sync: how stage-to-stage messages progress
+  /// (comm/pipeline_comm.h).
+  CommMode comm = CommMode::Thread;
 };
 
 /// Parses the stage command line (argv[1..]); errors name the argument.

@@ -1,7 +1,8 @@
 //===- main.cc - main() of every stage executable -----------------------------===//
 //
-// Initialises MPI, parses the embedded manifest and the command line, checks
-// that the job's shape matches the plan and runs the stage. Any failure is
+// Initialises MPI (MPI_THREAD_MULTIPLE when available), parses the embedded
+// manifest and the command line, checks that the job's shape matches the
+// plan and runs the stage. Any failure is
 // one line "pdrt: error: stage K: ..." on stderr followed by MPI_Abort, so a
 // bad rank takes the whole job down instead of hanging it.
 //
@@ -57,8 +58,12 @@ bool answerQuery(int argc, char **argv) {
 int main(int argc, char **argv) {
   if (answerQuery(argc, argv))
     return 0;
-  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-    std::fprintf(stderr, "pdrt: error: MPI_Init failed\n");
+  // The communication thread (run --comm thread, the default) calls MPI
+  // beside the compute thread; PipelineComm checks the level provided.
+  int provided = MPI_THREAD_SINGLE;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) !=
+      MPI_SUCCESS) {
+    std::fprintf(stderr, "pdrt: error: MPI_Init_thread failed\n");
     return 1;
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

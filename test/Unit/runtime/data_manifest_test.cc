@@ -266,4 +266,21 @@ TEST(Args, ParsesAndRejects) {
   EXPECT_FALSE(parseArgs({"--data", "d", "--synthetic"}, &o).isOk());
 }
 
+TEST(Args, TraceAndCommMode) {
+  RunOptions o;
+  ASSERT_TRUE(parseArgs({}, &o).isOk());
+  EXPECT_TRUE(o.trace.empty());
+  EXPECT_EQ(o.comm, CommMode::Thread);
+  ASSERT_TRUE(parseArgs({"--trace", "t.json", "--comm=sync"}, &o).isOk());
+  EXPECT_EQ(o.trace, "t.json");
+  EXPECT_EQ(o.comm, CommMode::Sync);
+  ASSERT_TRUE(parseArgs({"--comm", "thread"}, &o).isOk());
+  EXPECT_EQ(o.comm, CommMode::Thread);
+  EXPECT_EQ(parseArgs({"--comm", "async"}, &o).message(),
+            "argument --comm: expected thread or sync, got 'async'");
+  EXPECT_EQ(parseArgs({"--trace="}, &o).message(),
+            "argument --trace: expected a file name");
+  EXPECT_EQ(parseArgs({"--trace"}, &o).message(), "argument '--trace' needs a value");
+}
+
 } // namespace
