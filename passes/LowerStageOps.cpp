@@ -44,9 +44,8 @@ public:
     SmallVector<Value> args;
     for (BlockArgument arg : fn.getArguments()) {
       BufferAttr buffer = getBuffer(arg);
-      args.push_back(rewriter.create<LLVM::GEPOp>(
-          arg.getLoc(), ptr, rewriter.getI8Type(), stash,
-          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(buffer.getOffset())}));
+      args.push_back(
+          byteOffset(rewriter, arg.getLoc(), stash, buffer.getOffset()));
     }
     rewriter.inlineBlockBefore(&fn.getBody().front(), entry, entry->end(),
                                args);

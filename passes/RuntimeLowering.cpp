@@ -86,14 +86,22 @@ Value RuntimeCallBuilder::regionBase(ArenaRegion region) {
   return {};
 }
 
+Value mlir::pd::byteOffset(OpBuilder &builder, Location loc, Value ptr,
+                          int64_t bytes) {
+  // Small offsets stay constant indices (readable IR); larger ones would be
+  // silently truncated to 29 bits, so they become i64 values.
+  constexpr int64_t limit = int64_t(1) << (LLVM::kGEPConstantBitWidth - 1);
+  LLVM::GEPArg index =
+      (bytes >= -limit && bytes < limit)
+          ? LLVM::GEPArg(static_cast<int32_t>(bytes))
+          : LLVM::GEPArg(builder.create<LLVM::ConstantOp>(
+                loc, builder.getI64Type(), builder.getI64IntegerAttr(bytes)));
+  return builder.create<LLVM::GEPOp>(loc, ptr.getType(), builder.getI8Type(),
+                                     ptr, ArrayRef<LLVM::GEPArg>{index});
+}
+
 Value RuntimeCallBuilder::offset(Value ptr, int64_t bytes) {
-  // Small offsets stay constant indices (readable IR); offsets past 2 GiB,
-  // which arenas of large models have, become i64 values.
-  LLVM::GEPArg index = (bytes >= INT32_MIN && bytes <= INT32_MAX)
-                           ? LLVM::GEPArg(static_cast<int32_t>(bytes))
-                           : LLVM::GEPArg(i64(bytes));
-  return rewriter.create<LLVM::GEPOp>(loc, ptr.getType(), rewriter.getI8Type(),
-                                      ptr, ArrayRef<LLVM::GEPArg>{index});
+  return byteOffset(rewriter, loc, ptr, bytes);
 }
 
 Value RuntimeCallBuilder::address(Value v) {

@@ -174,6 +174,12 @@ private:
   StageLowering &stage;
 };
 
+/// `ptr` + `bytes` as an llvm.getelementptr over i8. The LLVM dialect keeps
+/// a constant GEP index in 29 bits (LLVM::kGEPConstantBitWidth): offsets
+/// beyond +-256 MiB, which the stash and weight regions of a 500M-parameter
+/// model reach, go in as i64 constant values instead.
+Value byteOffset(OpBuilder &builder, Location loc, Value ptr, int64_t bytes);
+
 /// Stage structure: functions, returns, constants, parameters and state,
 /// inputs, send/recv, gradient seeds, loss reports and accumulation.
 void populateStageRuntimePatterns(RuntimePatterns &patterns);
