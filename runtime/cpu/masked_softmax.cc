@@ -32,15 +32,9 @@ int64_t keptPrefix(const uint8_t *mask, int64_t dim) {
   return kept;
 }
 
-/// y[0, n) = softmax(scale * x[0, n)); the row's other elements are zero.
-void scaledSoftmaxPrefix(const float *x, float *y, int64_t n, int64_t dim,
-                         float scale) {
-  if (n == 0) {
-    std::memset(y, 0, dim * sizeof(float));
-    return;
-  }
-  for (int64_t k = 0; k < n; ++k)
-    y[k] = scale * x[k];
+/// y[0, n) = softmax(y[0, n)) in place: exp(y - max) vectorised, the sum
+/// in double, as pdrt_softmax does.
+void softmaxInPlace(float *y, int64_t n) {
   float max = pdrt::vmath::max(y, n);
   for (int64_t k = 0; k < n; ++k)
     y[k] -= max;
@@ -51,6 +45,15 @@ void scaledSoftmaxPrefix(const float *x, float *y, int64_t n, int64_t dim,
   float inv = (float)(1.0 / sum);
   for (int64_t k = 0; k < n; ++k)
     y[k] *= inv;
+}
+
+/// y[0, n) = softmax(scale * x[0, n)); the row's other elements are zero.
+void scaledSoftmaxPrefix(const float *x, float *y, int64_t n, int64_t dim,
+                         float scale) {
+  for (int64_t k = 0; k < n; ++k)
+    y[k] = scale * x[k];
+  if (n > 0)
+    softmaxInPlace(y, n);
   std::memset(y + n, 0, (dim - n) * sizeof(float));
 }
 
@@ -64,20 +67,10 @@ void scaledSoftmaxMasked(const float *x, const uint8_t *mask, float *y,
     y[k] = mask[k] ? scale * x[k] : ninf;
     any |= mask[k] != 0;
   }
-  if (!any) {
+  if (any)
+    softmaxInPlace(y, dim);
+  else
     std::memset(y, 0, dim * sizeof(float));
-    return;
-  }
-  float max = pdrt::vmath::max(y, dim);
-  for (int64_t k = 0; k < dim; ++k)
-    y[k] -= max;
-  pdrt::vmath::exp(y, y, dim);
-  double sum = 0.0;
-  for (int64_t k = 0; k < dim; ++k)
-    sum += y[k];
-  float inv = (float)(1.0 / sum);
-  for (int64_t k = 0; k < dim; ++k)
-    y[k] *= inv;
 }
 
 } // namespace
