@@ -24,6 +24,7 @@
 
 #include "dialects/PD/IR/PDOps.h"
 #include "passes/Passes.h"
+#include "passes/ScalarConstant.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -59,13 +60,6 @@ std::optional<DenseElementsAttr> constantOf(Value v) {
   return attr;
 }
 
-/// The value of a one-element f32 constant.
-std::optional<float> scalarOf(Value v) {
-  auto attr = constantOf(v);
-  if (!attr || attr->getNumElements() != 1 || !attr->getElementType().isF32())
-    return std::nullopt;
-  return *attr->getValues<float>().begin();
-}
 
 bool isMaskFill(float v) { return v <= kMaskFill; }
 
@@ -156,7 +150,7 @@ std::optional<std::pair<Value, RowMask>> matchMask(Value t,
     for (bool fillIsLhs : {true, false}) {
       Value fill = fillIsLhs ? where.getLhs() : where.getRhs();
       Value scores = fillIsLhs ? where.getRhs() : where.getLhs();
-      auto value = scalarOf(fill);
+      auto value = scalarF32Constant(fill);
       if (!value || !isMaskFill(*value) || scores.getType() != type)
         continue;
       // Where(c, fill, s) keeps where c is false; Where(c, s, fill) where true.
@@ -201,11 +195,11 @@ std::optional<std::pair<Value, float>> matchScale(Value s,
   if (auto mul = dyn_cast<MulOp>(op)) {
     for (auto [x, c] : {std::pair(mul.getLhs(), mul.getRhs()),
                         std::pair(mul.getRhs(), mul.getLhs())})
-      if (auto value = scalarOf(c); value && x.getType() == type)
+      if (auto value = scalarF32Constant(c); value && x.getType() == type)
         return std::make_pair(x, *value);
   }
   if (auto div = dyn_cast<DivOp>(op))
-    if (auto value = scalarOf(div.getRhs());
+    if (auto value = scalarF32Constant(div.getRhs());
         value && *value != 0.0f && div.getLhs().getType() == type)
       return std::make_pair(div.getLhs(), 1.0f / *value);
   return std::nullopt;

@@ -27,6 +27,7 @@
 
 #include "dialects/PD/IR/PDOps.h"
 #include "passes/Passes.h"
+#include "passes/ScalarConstant.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -47,18 +48,6 @@ struct FuseDecomposedOpsPass
   using FuseDecomposedOpsPassBase::FuseDecomposedOpsPassBase;
   void runOnOperation() override;
 };
-
-/// The value of a one-element f32 pd.constant, if `v` is one.
-std::optional<float> scalarConstant(Value v) {
-  auto c = v.getDefiningOp<ConstantOp>();
-  if (!c)
-    return std::nullopt;
-  auto attr = dyn_cast<DenseElementsAttr>(c.getValue());
-  if (!attr || attr.getNumElements() != 1 ||
-      !attr.getElementType().isF32())
-    return std::nullopt;
-  return *attr.getValues<float>().begin();
-}
 
 bool hasOneUse(Value v) { return v && v.hasOneUse(); }
 
@@ -129,7 +118,7 @@ std::optional<Normalization> matchNormalization(DivOp div) {
   // var + eps in either order; var = mean of the square of d.
   for (auto [var, eps] : {std::pair(add.getLhs(), add.getRhs()),
                           std::pair(add.getRhs(), add.getLhs())}) {
-    std::optional<float> epsilon = scalarConstant(eps);
+    std::optional<float> epsilon = scalarF32Constant(eps);
     int64_t axis = -1;
     Value square = var.getDefiningOp<ScaleOp>() && hasOneUse(var)
                        ? var.getDefiningOp<ScaleOp>().getInput()
@@ -217,7 +206,7 @@ struct FuseLayerNorm : public OpRewritePattern<DivOp> {
 /// Whether `v` is a one-element f32 constant within 1e-6 (relative) of
 /// `want`.
 bool isConstantNear(Value v, double want) {
-  std::optional<float> c = scalarConstant(v);
+  std::optional<float> c = scalarF32Constant(v);
   return c && std::abs(*c - want) <= 1e-6 * std::abs(want);
 }
 
@@ -238,7 +227,7 @@ std::optional<RootMeanSquare> matchRootMeanSquare(SqrtOp sqrt) {
   for (auto [var, eps] : {std::pair(add.getLhs(), add.getRhs()),
                           std::pair(add.getRhs(), add.getLhs())}) {
     RootMeanSquare rms;
-    std::optional<float> epsilon = scalarConstant(eps);
+    std::optional<float> epsilon = scalarF32Constant(eps);
     Value squared = hasOneUse(var) ? matchTrailingMean(var, rms.axis) : Value();
     if (!epsilon || !squared || !hasOneUse(squared) ||
         add.getType() != var.getType())

@@ -22,6 +22,7 @@
 #include "dialects/PD/IR/PDOps.h"
 #include "passes/GradTags.h"
 #include "passes/Passes.h"
+#include "passes/ScalarConstant.h"
 #include "pdrt/pdrt_codes.h"
 
 #include "mlir/IR/Matchers.h"
@@ -114,14 +115,6 @@ struct Tree {
   SmallVector<Operation *> immediates;
 };
 
-/// The value of a one-element f32 constant.
-std::optional<float> scalarConstant(Value v) {
-  DenseElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || attr.getNumElements() != 1 ||
-      !attr.getElementType().isF32())
-    return std::nullopt;
-  return *attr.getValues<float>().begin();
-}
 
 /// Grows the tree below `op` (already a member): an operand joins when it
 /// is a member-kind op of the root's type and phase whose only user is
@@ -136,7 +129,7 @@ void grow(Operation *op, Operation *root, Tree &tree) {
       tree.members.push_back(def);
       continue;
     }
-    if (scalarConstant(operand)) {
+    if (scalarF32Constant(operand)) {
       if (def && !llvm::is_contained(tree.immediates, def))
         tree.immediates.push_back(def);
       continue;
@@ -157,7 +150,7 @@ SmallVector<int64_t> programOf(const Tree &tree) {
     if (auto it = reg.find(v); it != reg.end())
       return it->second;
     // A scalar constant: one instruction loads it.
-    float value = *scalarConstant(v);
+    float value = *scalarF32Constant(v);
     uint32_t bits;
     std::memcpy(&bits, &value, sizeof(bits));
     words.append({PDRT_CHAIN_CONST, 0, next, (int64_t)bits, 0});
