@@ -14,6 +14,8 @@
 // backward needs z.
 #include <oneapi/dnnl/dnnl.h>
 
+#include "bench_timing.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,18 +26,6 @@
 
 namespace {
 
-double seconds(const std::function<void()> &f, int reps) {
-  f();
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - t0)
-                              .count());
-  }
-  return best;
-}
 
 #define CHECK(x)                                                               \
   do {                                                                         \

@@ -5,6 +5,8 @@
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 
+#include "bench_timing.h"
+
 #include <algorithm>
 #include <functional>
 #include <chrono>
@@ -20,18 +22,6 @@ struct Shape {
   bool ta, tb;
 };
 
-double seconds(const std::function<void()> &f, int reps) {
-  f(); // warm-up
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - t0)
-                              .count());
-  }
-  return best;
-}
 
 } // namespace
 
