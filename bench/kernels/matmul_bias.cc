@@ -26,7 +26,6 @@
 
 namespace {
 
-
 #define CHECK(x)                                                               \
   do {                                                                         \
     if ((x) != dnnl_success) {                                                 \
