@@ -94,7 +94,10 @@ extern "C" void pdrt_elementwise_chain(pdrt_ctx *ctx, const int64_t *desc,
   int64_t regs = desc[2 + inputs], count = desc[3 + inputs];
   const int64_t *code = desc + 4 + inputs;
   const float *in[kMaxInputs] = {in0, in1, in2, in3};
-  std::vector<float> storage(regs * kBlock);
+  // Block registers, reused across calls (no allocation per kernel call).
+  static thread_local std::vector<float> storage;
+  if ((int64_t)storage.size() < regs * kBlock)
+    storage.resize(regs * kBlock);
   auto reg = [&](int64_t r) { return storage.data() + r * kBlock; };
   int64_t last = code[5 * (count - 1) + 2];
   for (int64_t at = 0; at < n; at += kBlock) {
