@@ -52,6 +52,9 @@ os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hostinfo import cpu_model  # noqa: E402,F401
+
 SRC_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEP_MS_RE = re.compile(r"^step (\d+) loss \S+.*?ms/step (\S+)", re.M)
 STEP_RE = re.compile(r"^step (\d+) loss ", re.M)

@@ -30,6 +30,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpt_shapes  # noqa: E402
+from hostinfo import cpu_model  # noqa: E402
 
 CLUSTER = ["--devices", "64", "--devices-per-node", "8", "--device-spec", "v100",
            "--optimizer", "adam"]
@@ -221,17 +222,6 @@ def markdown(tp, lg, sp, machine):
     return "\n".join(out) + "\n"
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -243,7 +233,7 @@ def main():
     p.add_argument("--depths", default="1,2,4,8,16,32,64")
     p.add_argument("--layers", default="280,560,1120,2240")
     a = p.parse_args()
-    machine = f"{cpu_model()}, {os.cpu_count()} cores"
+    machine = f"{cpu_model(platform.processor() or 'unknown CPU')}, {os.cpu_count()} cores"
     with tempfile.TemporaryDirectory(prefix="pdc-paper-") as work:
         print("throughput:", flush=True)
         tp = throughput(a.pdc, work, [int(x) for x in a.batches.split(",")])
