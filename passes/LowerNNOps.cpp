@@ -319,7 +319,7 @@ static void populateNormalizations(RuntimePatterns &patterns) {
   });
 }
 
-/// Softmax cross-entropy (mean, or per row) and its gradient.
+/// Softmax cross-entropy (mean, or per row), its gradient, and both at once.
 static void populateLosses(RuntimePatterns &patterns) {
   patterns.add<SoftmaxCrossEntropyLossOp>(
       [](SoftmaxCrossEntropyLossOp l, RuntimeCallBuilder &b) {
@@ -340,6 +340,15 @@ static void populateLosses(RuntimePatterns &patterns) {
                {b.ctx(), b.address(l.getGrad()), b.address(l.getLogits()),
                 b.address(l.getLabels()), b.address(l), b.i64(dims[0]),
                 b.i64(dims[1]), b.i64(l.getIgnoreIndex())});
+        return success();
+      });
+  patterns.add<SoftmaxCrossEntropyWithGradOp>(
+      [](SoftmaxCrossEntropyWithGradOp l, RuntimeCallBuilder &b) {
+        auto dims = shapeOf(l.getLogits());
+        b.call(RuntimeFn::pdrt_softmax_xent_with_grad,
+               {b.ctx(), b.address(l.getLogits()), b.address(l.getLabels()),
+                b.address(l.getLoss()), b.address(l.getDlogits()),
+                b.i64(dims[0]), b.i64(dims[1]), b.i64(l.getIgnoreIndex())});
         return success();
       });
 }

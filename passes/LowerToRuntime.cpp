@@ -74,7 +74,8 @@ void LowerToRuntimePass::runOnOperation() {
   MLIRContext *context = &getContext();
   std::unique_ptr<RuntimeTarget> target = createCpuRuntimeTarget();
   StageLowering lowering{*target,
-                         PDDialect::StateAttrHelper(context).getAttr(fwd)};
+                         PDDialect::StateAttrHelper(context).getAttr(fwd),
+                         declareRuntimeFunctions(module, *target)};
   RuntimeTypeConverter converter(context);
   RewritePatternSet set(context);
   RuntimePatterns patterns(set, converter, lowering);
@@ -89,4 +90,5 @@ void LowerToRuntimePass::runOnOperation() {
   legal.addIllegalDialect<PDDialect, func::FuncDialect>();
   if (failed(applyFullConversion(module, legal, std::move(set))))
     return signalPassFailure();
+  eraseUncalledDeclarations(module, lowering.runtimeDecls);
 }

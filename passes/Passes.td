@@ -159,6 +159,30 @@ def AutodiffPass : Pass<"pd-autodiff", "::mlir::ModuleOp"> {
   ];
 }
 
+def FuseCrossEntropyGradientPass : Pass<"pd-fuse-cross-entropy-gradient", "::mlir::ModuleOp"> {
+  let summary = "Computes a seeded cross-entropy loss's gradient with the loss.";
+  let description = [{
+    When the objective is a mean softmax cross-entropy, its gradient is the
+    runtime's seed times (softmax - onehot) / K: known when the forward
+    runs. The forward loss and the backward's softmax_cross_entropy_grad
+    become one pd.softmax_cross_entropy_with_grad, which exponentiates each
+    logit once instead of twice; the backward reads the stashed gradient
+    instead of the logits. Bit for bit the unfused results. Runs after
+    pd-autodiff.
+
+    Before:
+    ```mlir
+    %l = pd.softmax_cross_entropy %z, %y : tensor<4x10xf32>, tensor<4xi64> -> tensor<f32>
+    %s = pd.grad_seed : tensor<f32>
+    %dz = pd.softmax_cross_entropy_grad %s, %z, %y : tensor<f32>, tensor<4x10xf32>, tensor<4xi64> -> tensor<4x10xf32>
+    ```
+    After:
+    ```mlir
+    %l, %dz = pd.softmax_cross_entropy_with_grad %z, %y : tensor<4x10xf32>, tensor<4xi64> -> tensor<f32>, tensor<4x10xf32>
+    ```
+  }];
+}
+
 def FuseSliceGradientsPass : Pass<"pd-fuse-slice-gradients", "::mlir::ModuleOp"> {
   let summary = "Rewrites a sum of slice gradients that tile a tensor to one concat.";
   let description = [{

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/RuntimeLowering.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::pd;
@@ -26,10 +27,18 @@ public:
 
   Value getConstantData(OpBuilder &b, Location loc, ModuleOp module,
                         DenseElementsAttr value, StringRef prefix) override {
+    if (module != scanned) {
+      scanned = module;
+      taken.clear();
+      for (Operation &op : *module.getBody())
+        if (auto name = op.getAttrOfType<StringAttr>(
+                SymbolTable::getSymbolAttrName()))
+          taken.insert(name.getValue());
+    }
     std::string name;
     do {
       name = (prefix + Twine(counter++)).str();
-    } while (module.lookupSymbol(name));
+    } while (!taken.insert(name).second);
     auto type = LLVM::LLVMArrayType::get(value.getElementType(),
                                          value.getNumElements());
     LLVM::GlobalOp global;
@@ -46,12 +55,52 @@ public:
 private:
   /// Numbers the internal globals.
   int64_t counter = 0;
+  /// The symbol names of `scanned` and those given out since: one scan of
+  /// the module instead of a lookup per constant.
+  ModuleOp scanned;
+  llvm::StringSet<> taken;
 };
 
 } // namespace
 
 std::unique_ptr<RuntimeTarget> mlir::pd::createCpuRuntimeTarget() {
   return std::make_unique<CpuRuntimeTarget>();
+}
+
+SmallVector<LLVM::LLVMFuncOp>
+mlir::pd::declareRuntimeFunctions(ModuleOp module, RuntimeTarget &target) {
+  constexpr unsigned count = 0
+#define PDRT_ABI_FN(name, ...) +1
+#include "pdrt/pdrt_abi.def"
+#undef PDRT_ABI_FN
+      ;
+  llvm::StringMap<LLVM::LLVMFuncOp> existing;
+  for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
+    existing[fn.getName()] = fn;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  SmallVector<LLVM::LLVMFuncOp> decls;
+  for (unsigned i = 0; i < count; ++i) {
+    auto fn = static_cast<RuntimeFn>(i);
+    StringRef symbol = target.getSymbol(fn);
+    LLVM::LLVMFuncOp decl = existing.lookup(symbol);
+    if (!decl)
+      decl = b.create<LLVM::LLVMFuncOp>(
+          module.getLoc(), symbol, getRuntimeFnType(module.getContext(), fn));
+    decls.push_back(decl);
+  }
+  return decls;
+}
+
+void mlir::pd::eraseUncalledDeclarations(ModuleOp module,
+                                         ArrayRef<LLVM::LLVMFuncOp> decls) {
+  llvm::DenseSet<StringAttr> called;
+  module.walk([&](LLVM::CallOp call) {
+    if (auto callee = call.getCalleeAttr())
+      called.insert(callee.getAttr());
+  });
+  for (LLVM::LLVMFuncOp decl : decls)
+    if (decl.isExternal() && !called.contains(decl.getSymNameAttr()))
+      decl.erase();
 }
 
 RuntimeTypeConverter::RuntimeTypeConverter(MLIRContext *context) {
@@ -148,15 +197,8 @@ Value RuntimeCallBuilder::descriptor(ArrayRef<int64_t> words) {
 }
 
 Value RuntimeCallBuilder::call(RuntimeFn fn, ValueRange args) {
-  ModuleOp module = op->getParentOfType<ModuleOp>();
-  StringRef symbol = stage.target.getSymbol(fn);
-  LLVM::LLVMFunctionType type = getRuntimeFnType(rewriter.getContext(), fn);
-  auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(symbol);
-  if (!callee) {
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToEnd(module.getBody());
-    callee = rewriter.create<LLVM::LLVMFuncOp>(loc, symbol, type);
-  }
+  LLVM::LLVMFuncOp callee = stage.runtimeDecls[static_cast<unsigned>(fn)];
+  LLVM::LLVMFunctionType type = callee.getFunctionType();
   // A mismatch is a bug in a pattern, never in the user's model.
   assert(llvm::equal(args.getTypes(), type.getParams()) &&
          "runtime call arguments differ from pdrt_abi.def");

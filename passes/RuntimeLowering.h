@@ -56,7 +56,21 @@ struct StageLowering {
   /// The forward function's `pd.state` ({name = offset in the state
   /// region}); null if the stage has no state.
   DictionaryAttr stateLayout;
+  /// Every runtime entry point's declaration, indexed by RuntimeFn
+  /// (declareRuntimeFunctions): a call finds its callee here, not by a
+  /// module lookup per call, which was quadratic in the stage's ops.
+  SmallVector<LLVM::LLVMFuncOp> runtimeDecls;
 };
+
+/// Declares every runtime entry point of `target` at the end of `module`
+/// (reusing a declaration already there), before the conversion starts, so
+/// that no pattern creates one and none is lost to a rolled-back pattern.
+SmallVector<LLVM::LLVMFuncOp> declareRuntimeFunctions(ModuleOp module,
+                                                      RuntimeTarget &target);
+
+/// Erases the declarations of `decls` that no call names.
+void eraseUncalledDeclarations(ModuleOp module,
+                               ArrayRef<LLVM::LLVMFuncOp> decls);
 
 /// Tensors become the opaque pointer to their buffer.
 class RuntimeTypeConverter : public TypeConverter {

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # Builds and runs one kernel micro-benchmark of bench/kernels, single
-# threaded: bench/kernels/run.sh sgemm_libs [args...]
+# threaded: bench/kernels/run.sh sgemm_libs [args...]. Benchmarks of pdrt's
+# own kernels link the runtime of the build tree (build/lib/libpdrt_core.a).
 set -euo pipefail
 name="$1"; shift
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$here/../.."
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
+pdrt=()
+if grep -q '"pdrt/pdrt.h"' "$here/$name.cc"; then
+  [ -f "$root/build/lib/libpdrt_core.a" ] || { echo "build pdc first (build/lib/libpdrt_core.a)" >&2; exit 1; }
+  pdrt=(-I"$root/runtime/include" "$root/build/lib/libpdrt_core.a" $(mpicxx --showme:link))
+fi
 c++ -O2 -std=c++17 "$here/$name.cc" -I/usr/include/x86_64-linux-gnu/openblas-pthread \
-  -lopenblas -ldnnl -lsleef -o "$out/$name"
+  "${pdrt[@]}" -lopenblas -ldnnl -lsleef -o "$out/$name"
 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$out/$name" "$@"

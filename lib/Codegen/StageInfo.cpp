@@ -59,6 +59,8 @@ static void collectOps(func::FuncOp fn, bool forward, StageInfo &info) {
       for (Operation *user : in->getUsers())
         if (auto loss = dyn_cast<SoftmaxCrossEntropyLossOp>(user))
           input.classes = loss.getLogits().getType().getDimSize(1);
+        else if (auto fused = dyn_cast<SoftmaxCrossEntropyWithGradOp>(user))
+          input.classes = fused.getLogits().getType().getDimSize(1);
       info.inputs.push_back(input);
     } else if (auto send = dyn_cast<SendOp>(op)) {
       info.channels.push_back({(int64_t)send.getChannel(),

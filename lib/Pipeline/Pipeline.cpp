@@ -29,6 +29,9 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
   // Split's gradient: the slices' gradients concatenated, not zero-padded
   // and summed.
   pm.addPass(createFuseSliceGradientsPass());
+  // The objective's cross-entropy gradient computed with the loss: one
+  // exponential per logit instead of two.
+  pm.addPass(createFuseCrossEntropyGradientPass());
   // Attention's head transposes, forward and backward, read and written
   // through the batched GEMMs' strides instead of copied.
   pm.addPass(createFoldTransposesIntoMatMulPass());

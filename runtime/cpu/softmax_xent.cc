@@ -5,7 +5,9 @@
 // _rows forms (reduction "none") each row's own value, 0 when ignored. A label
 // outside [0, c) is a data error naming the row (the executor adds which
 // microbatch and step). The CPU forms of pdrt_numerics.h's row functions
-// compute exp a vector at a time (vmath.h), the sum still in double.
+// compute exp a vector at a time and sum in double over 16 lanes (vmath.h).
+// pdrt_softmax_xent_with_grad is the loss and its seeded gradient from one
+// pass of exponentials (pd-fuse-cross-entropy-gradient).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,25 +20,44 @@
 
 namespace {
 
-/// log sum exp(x) of one row (pdrt_row_logsumexp, vectorised).
-float rowLogSumExp(const float *x, int64_t c) {
-  float mx = pdrt::vmath::max(x, c);
-  double sum = 0.0;
-  float e[pdrt::vmath::kChunk];
+/// e[j] = exp(x[j] - mx) over the row and their sum in double, a chunk of
+/// vmath::kChunk at a time (vmath::sum per chunk, the chunks in order): the
+/// one summation order of the loss, its gradient and the fused form. With
+/// kKeepRow `e` is the row's output; otherwise a chunk buffer reused.
+template <bool kKeepRow>
+double expSum(const float *x, int64_t c, float mx, float *e) {
+  double total = 0.0;
   for (int64_t at = 0; at < c; at += pdrt::vmath::kChunk) {
     int64_t n = std::min(pdrt::vmath::kChunk, c - at);
+    float *out = kKeepRow ? e + at : e;
     for (int64_t j = 0; j < n; ++j)
-      e[j] = x[at + j] - mx;
-    pdrt::vmath::exp(e, e, n);
-    for (int64_t j = 0; j < n; ++j)
-      sum += e[j];
+      out[j] = x[at + j] - mx;
+    pdrt::vmath::exp(out, out, n);
+    total += pdrt::vmath::sum(out, n);
   }
-  return mx + (float)std::log(sum);
+  return total;
+}
+
+/// Cross-entropy of one row (pdrt_row_xent) from its max and exp sum.
+float xentFrom(const float *x, int64_t label, float mx, double sum) {
+  return (mx + (float)std::log(sum)) - x[label];
 }
 
 /// Cross-entropy of one row (pdrt_row_xent).
 float rowXent(const float *x, int64_t c, int64_t label) {
-  return rowLogSumExp(x, c) - x[label];
+  float mx = pdrt::vmath::max(x, c);
+  float e[pdrt::vmath::kChunk];
+  return xentFrom(x, label, mx, expSum<false>(x, c, mx, e));
+}
+
+/// dx = scale * (e / sum - onehot(label)) from the row's exponentials e
+/// (already in dx) and their sum.
+void scaleToGrad(float *dx, int64_t c, int64_t label, float scale,
+                 double sum) {
+  double factor = scale / sum;
+  for (int64_t j = 0; j < c; ++j)
+    dx[j] = (float)(dx[j] * factor);
+  dx[label] -= scale;
 }
 
 /// scale * (softmax(x) - onehot(label)) of one row (pdrt_row_xent_grad),
@@ -44,16 +65,17 @@ float rowXent(const float *x, int64_t c, int64_t label) {
 void rowXentGrad(const float *x, int64_t c, int64_t label, float scale,
                  float *dx) {
   float mx = pdrt::vmath::max(x, c);
-  for (int64_t j = 0; j < c; ++j)
-    dx[j] = x[j] - mx;
-  pdrt::vmath::exp(dx, dx, c);
-  double sum = 0.0;
-  for (int64_t j = 0; j < c; ++j)
-    sum += dx[j];
-  double factor = scale / sum;
-  for (int64_t j = 0; j < c; ++j)
-    dx[j] = (float)(dx[j] * factor);
-  dx[label] -= scale;
+  scaleToGrad(dx, c, label, scale, expSum<true>(x, c, mx, dx));
+}
+
+/// Both at once: returns the row's loss and writes its gradient.
+float rowXentWithGrad(const float *x, int64_t c, int64_t label, float scale,
+                      float *dx) {
+  float mx = pdrt::vmath::max(x, c);
+  double sum = expSum<true>(x, c, mx, dx);
+  float loss = xentFrom(x, label, mx, sum);
+  scaleToGrad(dx, c, label, scale, sum);
+  return loss;
 }
 
 /// Counts the rows that take part in the loss; false (and the sticky error
@@ -147,4 +169,24 @@ extern "C" void pdrt_softmax_xent_rows_grad(pdrt_ctx *ctx, const float *dloss,
     return;
   xentGradRows(logits, labels, dlogits, n, c, ignore_index,
                [&](int64_t r) { return dloss[r]; });
+}
+
+extern "C" void pdrt_softmax_xent_with_grad(pdrt_ctx *ctx, const float *logits,
+                                            const int64_t *labels, float *loss,
+                                            float *dlogits, int64_t n,
+                                            int64_t c, int64_t ignore_index) {
+  int64_t counted;
+  if (pdrt::hasError(ctx) || !countRows(ctx, labels, n, c, ignore_index, &counted))
+    return;
+  float scale = counted ? pdrt::gradSeed(ctx) / (float)counted : 0.0f;
+  double sum = 0.0;
+  for (int64_t r = 0; r < n; ++r) {
+    float *dr = dlogits + r * c;
+    if (labels[r] == ignore_index) {
+      std::fill(dr, dr + c, 0.0f);
+      continue;
+    }
+    sum += rowXentWithGrad(logits + r * c, c, labels[r], scale, dr);
+  }
+  *loss = counted ? (float)(sum / (double)counted) : 0.0f;
 }

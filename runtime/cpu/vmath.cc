@@ -66,4 +66,22 @@ float max(const float *x, int64_t n) {
   return m;
 }
 
+double sum(const float *x, int64_t n) {
+  __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(),
+                    _mm256_setzero_pd(), _mm256_setzero_pd()};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int k = 0; k < 4; ++k)
+      acc[k] = _mm256_add_pd(acc[k], _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4 * k)));
+  alignas(32) double lanes[16];
+  for (int k = 0; k < 4; ++k)
+    _mm256_store_pd(lanes + 4 * k, acc[k]);
+  for (int64_t j = 0; i < n; ++i, ++j)
+    lanes[j] += x[i];
+  for (int width = 8; width >= 1; width /= 2)
+    for (int j = 0; j < width; ++j)
+      lanes[j] += lanes[j + width];
+  return lanes[0];
+}
+
 } // namespace pdrt::vmath

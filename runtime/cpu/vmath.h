@@ -26,6 +26,11 @@ void cos(const float *x, float *y, int64_t n);
 /// order (x holds no NaN).
 float max(const float *x, int64_t n);
 
+/// The sum of x[0..n) in double: 16 running sums (lane i adds x[i], x[i+16],
+/// ...), then combined pairwise. The order is fixed by n alone, so every
+/// kernel summing the same row gets the same bits.
+double sum(const float *x, int64_t n);
+
 /// Elements per chunk for kernels that stage arguments in a local buffer.
 constexpr int64_t kChunk = 1024;
 

@@ -63,6 +63,15 @@ void setBlasThreads(int localRanks);
 /// True when ctx carries an error (kernels then skip their work).
 inline bool hasError(const pdrt_ctx *ctx) { return ctx && ctx->failed; }
 
+/// The objective's gradient with respect to one microbatch's loss (the
+/// value of pdrt_grad_seed): 1 / (microbatches * replicas); 1 without a
+/// manifest (kernels called outside a stage).
+inline float gradSeed(const pdrt_ctx *ctx) {
+  if (!ctx || !ctx->manifest)
+    return 1.0f;
+  return 1.0f / (float)(ctx->manifest->microbatches * ctx->manifest->replicas);
+}
+
 /// The position t*m*W + r*m + i in the run of the samples of ctx's running
 /// microbatch (microbatch i of replica r at step t): the microbatch part of
 /// the key of random ops, independent of the pipeline depth.

@@ -56,8 +56,7 @@ extern "C" void pdrt_load_input(pdrt_ctx *ctx, int64_t index, void *dst,
 extern "C" void pdrt_grad_seed(pdrt_ctx *ctx, float *seed) {
   if (pdrt::hasError(ctx))
     return;
-  const pdrt::Manifest &m = *ctx->manifest;
-  *seed = 1.0f / (float)(m.microbatches * m.replicas);
+  *seed = pdrt::gradSeed(ctx);
 }
 
 extern "C" char *pdrt_state_region(pdrt_ctx *ctx) { return ctx->state; }

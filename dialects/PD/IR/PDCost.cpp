@@ -37,3 +37,8 @@ int64_t SoftmaxCrossEntropyLossOp::getFlops() {
 int64_t SoftmaxCrossEntropyLossGradOp::getFlops() {
   return 4 * numElements(getLogits());
 }
+// One exp per element serves both results: the loss's sum and the scaled
+// softmax.
+int64_t SoftmaxCrossEntropyWithGradOp::getFlops() {
+  return 5 * numElements(getLogits());
+}

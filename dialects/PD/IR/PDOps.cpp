@@ -246,5 +246,21 @@ LogicalResult SoftmaxCrossEntropyLossGradOp::verify() {
   return success();
 }
 
+LogicalResult SoftmaxCrossEntropyWithGradOp::verify() {
+  auto logits = getLogits().getType();
+  auto labels = getLabels().getType();
+  if (logits.getRank() != 2)
+    return emitOpError("expects logits of rank 2 [N, C], got rank ")
+           << logits.getRank();
+  if (labels.getRank() != 1 || labels.getDimSize(0) != logits.getDimSize(0))
+    return emitOpError("labels shape ")
+           << shapeString(labels.getShape()) << " does not match logits "
+           << shapeString(logits.getShape());
+  if (getDlogits().getType() != logits)
+    return emitOpError("expects the gradient's type to be the logits' ")
+           << logits;
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "dialects/PD/IR/PDOps.cpp.inc"

@@ -398,6 +398,31 @@ def PD_SoftmaxCrossEntropyLossGradOp : PD_Op<"softmax_cross_entropy_grad",
 // Training ops (produced by pd-autodiff)
 //===----------------------------------------------------------------------===//
 
+def PD_SoftmaxCrossEntropyWithGradOp : PD_Op<"softmax_cross_entropy_with_grad",
+    [Pure, DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Mean softmax cross-entropy and its seeded gradient in one pass.";
+  let description = [{
+    The loss of pd.softmax_cross_entropy (reduction "mean") and, from the
+    same exponentials, the gradient the backward would compute from the
+    training objective's seed (pd.grad_seed, read from the runtime):
+    dlogits_i = seed * (softmax(logits_i) - onehot(labels_i)) / K, 0 for
+    ignored rows. Formed by pd-fuse-cross-entropy-gradient when the loss
+    is the objective; a forward op whose gradient result is stashed for
+    the backward in place of the logits.
+
+    ```mlir
+    %l, %d = pd.softmax_cross_entropy_with_grad %logits, %labels : tensor<4x10xf32>, tensor<4xi64> -> tensor<f32>, tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$logits, PD_IndexTensor:$labels,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs 0DTensorOf<[F32]>:$loss, PD_F32Tensor:$dlogits);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->` type($loss) `,` type($dlogits)
+  }];
+  let hasVerifier = 1;
+}
+
 def PD_GradSeedOp : PD_Op<"grad_seed", [Pure]> {
   let summary = "The gradient of the training objective with respect to the loss.";
   let description = [{

@@ -137,6 +137,15 @@ void pdrt_softmax_xent_rows_grad(pdrt_ctx *ctx, const float *dloss,
                                  float *dlogits, int64_t n, int64_t c,
                                  int64_t ignore_index);
 
+/// pdrt_softmax_xent and, from the same exponentials, the gradient its
+/// backward would compute from the stage's gradient seed (pdrt_grad_seed):
+/// dlogits = pdrt_softmax_xent_grad with *dloss = the seed. Bit for bit the
+/// results of the two separate calls.
+void pdrt_softmax_xent_with_grad(pdrt_ctx *ctx, const float *logits,
+                                 const int64_t *labels, float *loss,
+                                 float *dlogits, int64_t n, int64_t c,
+                                 int64_t ignore_index);
+
 /*===----------------------------------------------------------------------===*
  * Training services (called by generated code).
  *===----------------------------------------------------------------------===*/

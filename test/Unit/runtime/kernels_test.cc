@@ -373,6 +373,64 @@ TEST(SoftmaxXent, PerRowFormsAgreeWithTheMean) {
     EXPECT_NEAR(g1[i], g2[i], 1e-7) << "element " << i;
 }
 
+TEST(SoftmaxXent, WithGradIsBothKernelsBitForBit) {
+  // The fused loss + seeded gradient (pd-fuse-cross-entropy-gradient) gives
+  // the bits of pdrt_softmax_xent and of pdrt_softmax_xent_grad fed the
+  // stage's seed, over rows longer than a chunk and an ignored row.
+  const int64_t n = 5, c = 2500;
+  std::vector<float> logits = randomVector(n * c, 12);
+  for (float &v : logits)
+    v *= 8.0f;
+  std::vector<int64_t> labels = {7, -100, 2499, 0, 1024};
+  pdrt::Manifest manifest;
+  manifest.microbatches = 4;
+  manifest.replicas = 2;
+  pdrt_ctx ctx;
+  ctx.manifest = &manifest;
+  float seed = -1, loss = -1, fusedLoss = -2;
+  pdrt_grad_seed(&ctx, &seed);
+  EXPECT_EQ(seed, 0.125f);
+  std::vector<float> grad(n * c, 9.0f), fusedGrad(n * c, 7.0f);
+  pdrt_softmax_xent(&ctx, logits.data(), labels.data(), &loss, n, c, -100);
+  pdrt_softmax_xent_grad(&ctx, &seed, logits.data(), labels.data(), grad.data(),
+                         n, c, -100);
+  pdrt_softmax_xent_with_grad(&ctx, logits.data(), labels.data(), &fusedLoss,
+                              fusedGrad.data(), n, c, -100);
+  ASSERT_FALSE(ctx.failed);
+  EXPECT_EQ(fusedLoss, loss);
+  for (int64_t i = 0; i < n * c; ++i)
+    ASSERT_EQ(fusedGrad[i], grad[i]) << "element " << i;
+  for (int64_t j = c; j < 2 * c; ++j)
+    EXPECT_EQ(fusedGrad[j], 0.0f); // the ignored row
+  // Without a stage (no manifest) the seed is 1.
+  pdrt_softmax_xent_with_grad(nullptr, logits.data(), labels.data(), &fusedLoss,
+                              fusedGrad.data(), n, c, -100);
+  float one = 1.0f;
+  pdrt_softmax_xent_grad(nullptr, &one, logits.data(), labels.data(), grad.data(),
+                         n, c, -100);
+  EXPECT_EQ(fusedLoss, loss);
+  EXPECT_EQ(fusedGrad, grad);
+}
+
+TEST(SoftmaxXent, LossMatchesDoubleReferenceOnLongRows) {
+  // The 16-lane double sum: vocabulary-sized rows against a float64 loss.
+  const int64_t n = 3, c = 4099;
+  std::vector<float> logits = randomVector(n * c, 13);
+  for (float &v : logits)
+    v *= 6.0f;
+  std::vector<int64_t> labels = {4098, 17, 2048};
+  double want = 0;
+  for (int64_t r = 0; r < n; ++r) {
+    double mx = -1e30, s = 0;
+    for (int64_t j = 0; j < c; ++j)
+      mx = std::max(mx, (double)logits[r * c + j]);
+    for (int64_t j = 0; j < c; ++j)
+      s += std::exp(logits[r * c + j] - mx);
+    want += mx + std::log(s) - logits[r * c + labels[r]];
+  }
+  EXPECT_NEAR(xentLoss(logits, labels, c), want / n, 2e-6 * std::abs(want / n));
+}
+
 TEST(SoftmaxXent, LabelOutOfRangeIsStickyErrorNamingRow) {
   pdrt_ctx ctx;
   std::vector<float> logits(8, 0.0f);
