@@ -39,6 +39,15 @@ struct FuseResidualLayerNormPass
   void runOnOperation() override;
 };
 
+/// True if `op` comes after `first` and before `last` in their block.
+bool isBetween(Operation *op, Operation *first, Operation *last) {
+  for (Operation *it = first->getNextNode(); it && it != last;
+       it = it->getNextNode())
+    if (it == op)
+      return true;
+  return false;
+}
+
 /// Rewrites layer_norm(add(a, b)) with a, b and the sum of one type to
 /// pd.add_layer_norm, anchored on the layer norm.
 struct FuseAddIntoLayerNorm : public OpRewritePattern<LayerNormOp> {
@@ -53,11 +62,14 @@ struct FuseAddIntoLayerNorm : public OpRewritePattern<LayerNormOp> {
     // The norm's scale and bias are often parameter reads placed next to
     // the norm, after the add: reads (ops without operands) move up before
     // the add; anything else computed after it keeps the two apart.
+    // Found by walking from the add to the norm (a few ops apart), not with
+    // isBeforeInBlock: every rewrite renumbers the block, so that made the
+    // pass quadratic in the model's depth.
     SmallVector<Operation *> moveUp;
     for (Value v : {norm.getScale(), norm.getBias()}) {
       Operation *def = v.getDefiningOp();
       if (!def || def->getBlock() != add->getBlock() ||
-          def->isBeforeInBlock(add))
+          !isBetween(def, add, norm))
         continue;
       if (def->getNumOperands() != 0)
         return rewriter.notifyMatchFailure(norm, "scale or bias computed later");

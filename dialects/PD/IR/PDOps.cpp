@@ -217,17 +217,25 @@ LogicalResult SumToOp::verify() {
 // SoftmaxCrossEntropyLossOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult SoftmaxCrossEntropyLossOp::verify() {
-  auto logits = getLogits().getType();
-  auto labels = getLabels().getType();
+/// Logits [N, C] and labels [N] of a cross-entropy op.
+static LogicalResult verifyLogitsAndLabels(Operation *op,
+                                           RankedTensorType logits,
+                                           RankedTensorType labels) {
   if (logits.getRank() != 2)
-    return emitOpError("expects logits of rank 2 [N, C], got rank ")
+    return op->emitOpError("expects logits of rank 2 [N, C], got rank ")
            << logits.getRank();
   if (labels.getRank() != 1 || labels.getDimSize(0) != logits.getDimSize(0))
-    return emitOpError("labels shape ")
+    return op->emitOpError("labels shape ")
            << shapeString(labels.getShape()) << " does not match logits "
            << shapeString(logits.getShape()) << " (expected ["
            << logits.getDimSize(0) << "])";
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyLossOp::verify() {
+  auto logits = getLogits().getType();
+  if (failed(verifyLogitsAndLabels(*this, logits, getLabels().getType())))
+    return failure();
   if (getType().getRank() != 0 &&
       getType().getShape() != ArrayRef<int64_t>{logits.getDimSize(0)})
     return emitOpError("expects a scalar result (reduction mean) or one "
@@ -248,14 +256,8 @@ LogicalResult SoftmaxCrossEntropyLossGradOp::verify() {
 
 LogicalResult SoftmaxCrossEntropyWithGradOp::verify() {
   auto logits = getLogits().getType();
-  auto labels = getLabels().getType();
-  if (logits.getRank() != 2)
-    return emitOpError("expects logits of rank 2 [N, C], got rank ")
-           << logits.getRank();
-  if (labels.getRank() != 1 || labels.getDimSize(0) != logits.getDimSize(0))
-    return emitOpError("labels shape ")
-           << shapeString(labels.getShape()) << " does not match logits "
-           << shapeString(logits.getShape());
+  if (failed(verifyLogitsAndLabels(*this, logits, getLabels().getType())))
+    return failure();
   if (getDlogits().getType() != logits)
     return emitOpError("expects the gradient's type to be the logits' ")
            << logits;

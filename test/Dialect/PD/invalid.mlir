@@ -81,6 +81,24 @@ func.func @loss_result(%z: tensor<4x10xf32>, %y: tensor<4xi64>) {
 
 // -----
 
+// Tests that the loss with its gradient checks labels against logits.
+func.func @loss_with_grad_labels(%z: tensor<4x10xf32>, %y: tensor<5xi64>) {
+  // expected-error @+1 {{'pd.softmax_cross_entropy_with_grad' op labels shape [5] does not match logits [4,10] (expected [4])}}
+  %0:2 = pd.softmax_cross_entropy_with_grad %z, %y : tensor<4x10xf32>, tensor<5xi64> -> tensor<f32>, tensor<4x10xf32>
+  return
+}
+
+// -----
+
+// Tests that the gradient of the loss with its gradient has the logits' type.
+func.func @loss_with_grad_type(%z: tensor<4x10xf32>, %y: tensor<4xi64>) {
+  // expected-error @+1 {{'pd.softmax_cross_entropy_with_grad' op expects the gradient's type to be the logits' 'tensor<4x10xf32>'}}
+  %0:2 = pd.softmax_cross_entropy_with_grad %z, %y : tensor<4x10xf32>, tensor<4xi64> -> tensor<f32>, tensor<10x4xf32>
+  return
+}
+
+// -----
+
 // Tests that the loss gradient is a scalar or one per row.
 func.func @loss_grad(%z: tensor<4x10xf32>, %y: tensor<4xi64>, %g: tensor<2xf32>) {
   // expected-error @+1 {{'pd.softmax_cross_entropy_grad' op expects a scalar gradient or one per row [4], got [2]}}

@@ -32,6 +32,8 @@ func.func @math(%x: tensor<4x8xf32>, %b: tensor<16xf32>, %y: tensor<4xi64>) -> t
   %l = pd.softmax_cross_entropy %z, %y {ignore_index = 3} : tensor<4x8xf32>, tensor<4xi64> -> tensor<f32>
   // CHECK: pd.softmax_cross_entropy_grad
   %g = pd.softmax_cross_entropy_grad %l, %z, %y : tensor<f32>, tensor<4x8xf32>, tensor<4xi64> -> tensor<4x8xf32>
+  // CHECK: %{{.+}}, %{{.+}} = pd.softmax_cross_entropy_with_grad %{{.+}}, %{{.+}} {ignore_index = 3 : i64} : tensor<4x8xf32>, tensor<4xi64> -> tensor<f32>, tensor<4x8xf32>
+  %lw, %dz = pd.softmax_cross_entropy_with_grad %z, %y {ignore_index = 3} : tensor<4x8xf32>, tensor<4xi64> -> tensor<f32>, tensor<4x8xf32>
   // CHECK: pd.constant dense<1.000000e+00> : tensor<2xf32>
   %c = pd.constant dense<1.0> : tensor<2xf32>
   return %l : tensor<f32>
