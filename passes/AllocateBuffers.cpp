@@ -179,16 +179,42 @@ static void allocateState(ModuleOp module, SymbolTable &symbols,
                  b.getDictionaryAttr(entries));
 }
 
+/// What holds the stashed value `v` in the stash: for a reshape (chain)
+/// of a value the forward computes, that value, so that its producer
+/// writes into the stash slot and the reshapes become views of it
+/// (allocateViews); else `v`. A stashed reshape given a slot of its own
+/// would be a copy out of the workspace (33 per microbatch in the forward
+/// of bench/perf_suite.py's small GPT, 57 MiB). Mirrored by the planner's
+/// stage model (lib/Planner/StageModel.cpp, stashRoot).
+static Value stashRoot(Value v) {
+  if (hasBuffer(v))
+    return v;
+  Value root = v;
+  while (auto reshape = root.getDefiningOp<ReshapeOp>()) {
+    Value in = reshape.getInput();
+    Operation *def = in.getDefiningOp();
+    if (!def || isa<ConstantOp>(def))
+      break;
+    if (BufferAttr buffer = getBuffer(in);
+        buffer && buffer.getRegion() != ArenaRegion::Stash)
+      break;
+    root = in;
+  }
+  return root;
+}
+
 /// The stash: the forward's results, which the backward takes as arguments.
 static void allocateStash(func::FuncOp fwd, func::FuncOp bwd,
                           Regions &regions) {
   auto ret = cast<func::ReturnOp>(fwd.getBody().front().getTerminator());
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    if (!hasBuffer(v)) {
-      setBuffer(v, ArenaRegion::Stash, regions.stash);
-      regions.stash += alignArena(getTensorBytes(v.getType()));
+    Value root = stashRoot(v);
+    if (!hasBuffer(root)) {
+      setBuffer(root, ArenaRegion::Stash, regions.stash);
+      regions.stash += alignArena(getTensorBytes(root.getType()));
     }
-    setBuffer(bwd.getArgument(i), ArenaRegion::Stash, getBuffer(v).getOffset());
+    setBuffer(bwd.getArgument(i), ArenaRegion::Stash,
+              getBuffer(root).getOffset());
   }
 }
 

@@ -414,6 +414,27 @@ void Modeler::stashOnlyInputs(const Slice &slice, VFn &fwd) const {
   }
 }
 
+/// pd-allocate-buffers' stashRoot: what holds the returned value `v` in the
+/// stash: the start of its reshape chain when the forward computes it
+/// (not a constant or an argument, homed nowhere but the stash), else `v`.
+static int32_t stashRoot(const ProgramGraph &g, const VFn &fn, int32_t v) {
+  if (fn.vals[v].home != Home::None)
+    return v;
+  int32_t root = v;
+  for (int32_t d = fn.vals[root].def; d >= 0; d = fn.vals[root].def) {
+    const VOp &op = fn.ops[d];
+    if (op.kind != VKind::Clone || !g.ops[op.orig].view)
+      break;
+    int32_t in = fn.pool[op.operandBegin];
+    const VVal &input = fn.vals[in];
+    if (input.constant || input.def < 0 ||
+        (input.home != Home::None && input.home != Home::Stash))
+      break;
+    root = in;
+  }
+  return root;
+}
+
 /// pd-allocate-buffers' views: a reshape result without a home takes its
 /// input's (a function argument is a stash slot), else shares its input's
 /// workspace slot; a constant input is copied.
@@ -515,12 +536,14 @@ void Modeler::allocate(int64_t s, VFn &fwd, VFn &bwd, StageSummary &out,
           stateStage[g.stateRefs[i]] = s;
           r.state += alignArena(g.stateBytes[g.stateRefs[i]]);
         }
-  // The stash: what the forward returns.
-  for (int32_t v : fwd.returned)
-    if (fwd.vals[v].home == Home::None) {
-      fwd.vals[v].home = Home::Stash;
-      r.stashSlot += alignArena(fwd.vals[v].bytes);
+  // The stash: what the forward returns, a reshape by the value it views.
+  for (int32_t v : fwd.returned) {
+    int32_t root = stashRoot(g, fwd, v);
+    if (fwd.vals[root].home == Home::None) {
+      fwd.vals[root].home = Home::Stash;
+      r.stashSlot += alignArena(fwd.vals[root].bytes);
     }
+  }
   // Sent values not homed yet.
   for (VFn *fn : {&fwd, &bwd})
     for (const VOp &op : fn->ops) {
