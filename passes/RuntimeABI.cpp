@@ -7,6 +7,8 @@
 
 #include "passes/RuntimeABI.h"
 
+#include <iterator>
+
 using namespace mlir;
 using namespace mlir::pd;
 
@@ -33,6 +35,8 @@ const RuntimeFnInfo kRuntimeFns[] = {
 #include "pdrt/pdrt_abi.def"
 #undef PDRT_ABI_FN
 };
+static_assert(std::size(kRuntimeFns) == kNumRuntimeFns,
+              "one table row per RuntimeFn");
 
 Type llvmType(MLIRContext *context, AbiKind kind) {
   switch (kind) {

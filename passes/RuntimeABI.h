@@ -21,6 +21,13 @@ enum class RuntimeFn {
 #undef PDRT_ABI_FN
 };
 
+/// How many entry points pdrt_abi.def lists.
+constexpr unsigned kNumRuntimeFns = 0
+#define PDRT_ABI_FN(name, ...) +1
+#include "pdrt/pdrt_abi.def"
+#undef PDRT_ABI_FN
+    ;
+
 /// The C name of `fn` in the pdrt headers (e.g. "pdrt_matmul").
 StringRef getRuntimeFnName(RuntimeFn fn);
 

@@ -69,17 +69,12 @@ std::unique_ptr<RuntimeTarget> mlir::pd::createCpuRuntimeTarget() {
 
 SmallVector<LLVM::LLVMFuncOp>
 mlir::pd::declareRuntimeFunctions(ModuleOp module, RuntimeTarget &target) {
-  constexpr unsigned count = 0
-#define PDRT_ABI_FN(name, ...) +1
-#include "pdrt/pdrt_abi.def"
-#undef PDRT_ABI_FN
-      ;
   llvm::StringMap<LLVM::LLVMFuncOp> existing;
   for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
     existing[fn.getName()] = fn;
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   SmallVector<LLVM::LLVMFuncOp> decls;
-  for (unsigned i = 0; i < count; ++i) {
+  for (unsigned i = 0; i < kNumRuntimeFns; ++i) {
     auto fn = static_cast<RuntimeFn>(i);
     StringRef symbol = target.getSymbol(fn);
     LLVM::LLVMFuncOp decl = existing.lookup(symbol);

@@ -78,18 +78,18 @@ int main(int argc, char **argv) {
   std::printf("| %s | full ms | panel 64 ms | panel 128 ms | panel 256 ms | sgemm only ms |\n",
               argc > 1 ? "cold caches" : "warm caches");
   std::printf("|---|---|---|---|---|---|\n");
-  std::printf("| forward | %.3f | %.3f | %.3f | %.3f | %.3f |\n",
-              time([&] { forward(m); }), time([&] { forward(64); }),
-              time([&] { forward(128); }), time([&] { forward(256); }),
-              time([&] {
-                dnnl_sgemm('N', 'T', m, n, k, 1.0f, x.data(), k, w.data(), k,
-                           0.0f, z.data(), n);
-              }));
-  std::printf("| backward | %.3f | %.3f | %.3f | %.3f | %.3f |\n",
-              time([&] { backward(m); }), time([&] { backward(64); }),
-              time([&] { backward(128); }), time([&] { backward(256); }),
-              time([&] {
-                dnnl_sgemm('N', 'N', m, n, k, 1.0f, dy.data(), k, w2.data(), n,
-                           0.0f, dh.data(), n);
-              }));
+  auto row = [&](const char *what, const std::function<void(int64_t)> &pass,
+                 const std::function<void()> &gemm) {
+    std::printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f |\n", what,
+                time([&] { pass(m); }), time([&] { pass(64); }),
+                time([&] { pass(128); }), time([&] { pass(256); }), time(gemm));
+  };
+  row("forward", forward, [&] {
+    dnnl_sgemm('N', 'T', m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f,
+               z.data(), n);
+  });
+  row("backward", backward, [&] {
+    dnnl_sgemm('N', 'N', m, n, k, 1.0f, dy.data(), k, w2.data(), n, 0.0f,
+               dh.data(), n);
+  });
 }
