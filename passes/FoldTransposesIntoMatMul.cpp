@@ -112,7 +112,8 @@ struct FoldResultTranspose : public OpRewritePattern<TransposeOp> {
           mm.getLoc(), transpose.getType(), mm.getLhs(), mm.getRhs(),
           mm.getTransposeLhsAttr(), mm.getTransposeRhsAttr(),
           mm.getLhsPermAttr(), mm.getRhsPermAttr(),
-          rewriter.getDenseI64ArrayAttr(perm));
+          rewriter.getDenseI64ArrayAttr(perm), mm.getLhsSelectAttr(),
+          mm.getRhsSelectAttr());
       fused->setDiscardableAttrs(mm->getDiscardableAttrDictionary());
       rewriter.replaceOp(transpose, fused.getResult());
       rewriter.eraseOp(mm);
@@ -129,7 +130,8 @@ struct FoldResultTranspose : public OpRewritePattern<TransposeOp> {
         mm.getTransposeRhs() ? UnitAttr() : rewriter.getUnitAttr(),
         mm.getTransposeLhs() ? UnitAttr() : rewriter.getUnitAttr(),
         mm.getRhsPermAttr(), mm.getLhsPermAttr(),
-        rewriter.getDenseI64ArrayAttr(swapped));
+        rewriter.getDenseI64ArrayAttr(swapped), mm.getRhsSelectAttr(),
+        mm.getLhsSelectAttr());
     fused->setDiscardableAttrs(mm->getDiscardableAttrDictionary());
     rewriter.replaceOp(transpose, fused.getResult());
     rewriter.eraseOp(mm);

@@ -213,7 +213,7 @@ struct FuseMaskedSoftmax : public OpRewritePattern<SoftmaxOp> {
   LogicalResult matchAndRewrite(SoftmaxOp softmax,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(softmax.getType());
-    if (softmax.getLog() || softmax.getAxis() != type.getRank() - 1)
+    if (softmax.getLog() || (int64_t)softmax.getAxis() != type.getRank() - 1)
       return rewriter.notifyMatchFailure(softmax, "not along the last axis");
     Value scores = softmax.getInput();
     auto masked = matchMask(scores, type);

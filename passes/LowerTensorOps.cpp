@@ -201,13 +201,13 @@ static LogicalResult lowerSlice(RuntimeCallBuilder &b, SliceOp sl) {
 
 /// One pdrt_batch_matmul over the batch of trailing [m, k] x [k, n].
 /// pdrt_batch_matmul_strided for operands or a result stored in another
-/// dim order.
+/// dim order, or operands that are a part of their stored tensor.
 static LogicalResult lowerStridedBatchMatMul(RuntimeCallBuilder &b,
                                              BatchMatMulOp mm) {
   auto a = BatchMatMulOp::stridedOperand(shapeOf(mm.getLhs()), mm.getLhsPerm(),
-                                         mm.getTransposeLhs());
-  auto bm = BatchMatMulOp::stridedOperand(shapeOf(mm.getRhs()),
-                                          mm.getRhsPerm(), mm.getTransposeRhs());
+                                         mm.getTransposeLhs(), mm.getLhsSelect());
+  auto bm = BatchMatMulOp::stridedOperand(shapeOf(mm.getRhs()), mm.getRhsPerm(),
+                                          mm.getTransposeRhs(), mm.getRhsSelect());
   auto c = BatchMatMulOp::stridedResult(shapeOf(mm), mm.getResultPerm());
   if (!a || !bm || !c)
     return mm.emitOpError("has a stored layout no GEMM can read");
@@ -222,14 +222,22 @@ static LogicalResult lowerStridedBatchMatMul(RuntimeCallBuilder &b,
   for (const auto *layout : {&*a, &*bm, &*c})
     words.append(layout->batchStrides.begin(), layout->batchStrides.end());
   words.append({m, n, k, a->transpose, bm->transpose, a->ld, bm->ld, c->ld});
+  // A selected operand starts at its part's offset in the stored tensor.
+  auto part = [&](Value operand, std::optional<ArrayRef<int64_t>> select) {
+    int64_t at = BatchMatMulOp::selectOffset(shapeOf(operand), select);
+    return at ? b.offset(b.address(operand), at * elementBytes(operand))
+              : b.address(operand);
+  };
   b.call(RuntimeFn::pdrt_batch_matmul_strided,
-         {b.ctx(), b.address(mm.getLhs()), b.address(mm.getRhs()),
-          b.address(mm), b.descriptor(words)});
+         {b.ctx(), part(mm.getLhs(), mm.getLhsSelect()),
+          part(mm.getRhs(), mm.getRhsSelect()), b.address(mm),
+          b.descriptor(words)});
   return success();
 }
 
 static LogicalResult lowerBatchMatMul(RuntimeCallBuilder &b, BatchMatMulOp mm) {
-  if (mm.getLhsPerm() || mm.getRhsPerm() || mm.getResultPerm())
+  if (mm.getLhsPerm() || mm.getRhsPerm() || mm.getResultPerm() ||
+      mm.getLhsSelect() || mm.getRhsSelect())
     return lowerStridedBatchMatMul(b, mm);
   auto out = shapeOf(mm);
   int64_t m = out[out.size() - 2], n = out.back();

@@ -230,6 +230,33 @@ def FoldTransposesIntoMatMulPass : Pass<"pd-fold-transposes-into-matmul", "::mli
   }];
 }
 
+def FoldSlicesIntoMatMulPass : Pass<"pd-fold-slices-into-matmul", "::mlir::ModuleOp"> {
+  let summary = "Reads attention's Q, K and V in place from the fused QKV projection.";
+  let description = [{
+    A pd.slice taking one whole part of one axis (unit steps, every other
+    axis whole, its size dividing the axis and its start), optionally
+    reshaped into heads from the sliced axis on, that feeds a
+    pd.batch_matmul becomes the matmul's lhs_select / rhs_select on a
+    reshape (a view) of the sliced tensor that splits the axis into
+    (parts, size): the GEMMs read Q, K and V through strides instead of
+    copies, in the forward and the backward. A slice whose every user
+    folded disappears. Runs after pd-autodiff and
+    pd-fold-transposes-into-matmul.
+
+    Before:
+    ```mlir
+    %q = pd.slice %qkv {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<2x8x192xf32> -> tensor<2x8x64xf32>
+    %qh = pd.reshape %q : tensor<2x8x64xf32> -> tensor<2x8x4x16xf32>
+    %s = pd.batch_matmul %qh, %kh {lhs_perm = array<i64: 0, 2, 1, 3>, rhs_perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32>, tensor<2x8x4x16xf32> -> tensor<2x4x8x8xf32>
+    ```
+    After:
+    ```mlir
+    %qkv5 = pd.reshape %qkv : tensor<2x8x192xf32> -> tensor<2x8x3x4x16xf32>
+    %s = pd.batch_matmul %qkv5, %kh {lhs_perm = array<i64: 0, 2, 1, 3>, lhs_select = array<i64: 2, 0>, rhs_perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x3x4x16xf32>, tensor<2x8x4x16xf32> -> tensor<2x4x8x8xf32>
+    ```
+  }];
+}
+
 def FuseElementwiseChainsPass : Pass<"pd-fuse-elementwise-chains", "::mlir::ModuleOp"> {
   let summary = "Evaluates trees of single-use elementwise ops in one pass over memory.";
   let description = [{

@@ -197,6 +197,7 @@ Value RuntimeCallBuilder::call(RuntimeFn fn, ValueRange args) {
   // A mismatch is a bug in a pattern, never in the user's model.
   assert(llvm::equal(args.getTypes(), type.getParams()) &&
          "runtime call arguments differ from pdrt_abi.def");
+  (void)type;
   auto call = rewriter.create<LLVM::CallOp>(loc, callee, args);
   return call.getNumResults() ? call.getResult() : Value();
 }

@@ -35,6 +35,9 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
   // Attention's head transposes, forward and backward, read and written
   // through the batched GEMMs' strides instead of copied.
   pm.addPass(createFoldTransposesIntoMatMulPass());
+  // Q, K and V read by those GEMMs in place from the fused QKV projection
+  // instead of sliced out of it.
+  pm.addPass(createFoldSlicesIntoMatMulPass());
   // Trees of single-use elementwise ops: one pass over memory each.
   pm.addPass(createFuseElementwiseChainsPass());
 }

@@ -55,7 +55,7 @@ static StageRegions readRegions(func::FuncOp fwd) {
 static void addRecvs(func::FuncOp fn, bool forward, StageSummary &stage) {
   fn.walk([&](RecvOp recv) {
     stage.recvs.push_back(
-        {recv.getPeer(), getTensorBytes(recv.getType()), forward});
+        {(int64_t)recv.getPeer(), getTensorBytes(recv.getType()), forward});
   });
 }
 

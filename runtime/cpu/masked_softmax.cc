@@ -3,8 +3,10 @@
 // y = softmax(mask ? scale * x : -inf) per row, and its gradient. A causal
 // mask keeps a prefix of every row: only the prefix is exponentiated and
 // the tail is zeroed, which halves the exp work of causal attention. Other
-// masks go through a row of -inf. The sums are in double, as for
-// pdrt_softmax.
+// masks go through a row of -inf. The sums and the gradient's dot products
+// are in double over 16 lanes (vmath::sum, vmath::dot), as in pdrt_softmax
+// and pdrt_softmax_grad, whose bits they reproduce: a serial double sum
+// was one 4-cycle dependency per element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,10 +41,7 @@ void softmaxInPlace(float *y, int64_t n) {
   for (int64_t k = 0; k < n; ++k)
     y[k] -= max;
   pdrt::vmath::exp(y, y, n);
-  double sum = 0.0;
-  for (int64_t k = 0; k < n; ++k)
-    sum += y[k];
-  float inv = (float)(1.0 / sum);
+  float inv = (float)(1.0 / pdrt::vmath::sum(y, n));
   for (int64_t k = 0; k < n; ++k)
     y[k] *= inv;
 }
@@ -109,10 +108,7 @@ extern "C" void pdrt_masked_softmax_grad(pdrt_ctx *ctx, const float *dy,
   for (int64_t r = 0; r < rows; ++r) {
     const float *dyr = dy + r * dim, *yr = y + r * dim;
     float *dxr = dx + r * dim;
-    double dot = 0.0;
-    for (int64_t k = 0; k < dim; ++k)
-      dot += (double)dyr[k] * yr[k];
-    float s = (float)dot;
+    float s = (float)pdrt::vmath::dot(dyr, yr, dim);
     for (int64_t k = 0; k < dim; ++k)
       dxr[k] = scale * (yr[k] * (dyr[k] - s));
   }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "exec/context.h"
+#include "gelu_avx512.h"
 #include "pdrt/pdrt.h"
 #include "pdrt/pdrt_numerics.h"
 #include "strided_runs.h"
@@ -136,7 +137,9 @@ extern "C" void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
 
 //===----------------------------------------------------------------------===//
 // GELU: y = 0.5 x (1 + erf(x / sqrt(2))), or 0.5 x (1 + tanh(u)) with
-// u = sqrt(2/pi) (x + 0.044715 x^3); the backward recomputes from x.
+// u = sqrt(2/pi) (x + 0.044715 x^3); the backward recomputes from x. On
+// AVX-512 CPUs the kernels of gelu_avx512.cc (Eigen); these AVX2 forms
+// elsewhere.
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -178,6 +181,8 @@ extern "C" void pdrt_gelu(pdrt_ctx *ctx, int32_t approxTanh, const float *x,
                           float *y, int64_t n) {
   if (pdrt::hasError(ctx))
     return;
+  if (pdrt::vmath::hasAvx512())
+    return pdrt::gelu::avx512::forward(approxTanh, x, y, n);
   float s[pdrt::vmath::kChunk];
   for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
     int64_t c = std::min(pdrt::vmath::kChunk, n - at);
@@ -202,6 +207,8 @@ extern "C" void pdrt_gelu_grad(pdrt_ctx *ctx, int32_t approxTanh,
                                int64_t n) {
   if (pdrt::hasError(ctx))
     return;
+  if (pdrt::vmath::hasAvx512())
+    return pdrt::gelu::avx512::backward(approxTanh, dy, x, dx, n);
   float s[pdrt::vmath::kChunk], e[pdrt::vmath::kChunk];
   for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
     int64_t c = std::min(pdrt::vmath::kChunk, n - at);
@@ -248,7 +255,7 @@ extern "C" void pdrt_broadcast(pdrt_ctx *ctx, const float *x, float *y,
 
 namespace {
 /// Softmax of contiguous rows (the last axis): exp(x - max) a row at a
-/// time, vectorised; the sum in double.
+/// time, vectorised; the sum in double over 16 lanes (vmath::sum).
 void softmaxRows(const float *x, float *y, int64_t rows, int64_t dim,
                  int32_t log) {
   for (int64_t r = 0; r < rows; ++r) {
@@ -273,10 +280,7 @@ void softmaxRows(const float *x, float *y, int64_t rows, int64_t dim,
       continue;
     }
     pdrt::vmath::exp(yr, yr, dim);
-    double sum = 0.0;
-    for (int64_t k = 0; k < dim; ++k)
-      sum += yr[k];
-    float inv = (float)(1.0 / sum);
+    float inv = (float)(1.0 / pdrt::vmath::sum(yr, dim));
     for (int64_t k = 0; k < dim; ++k)
       yr[k] *= inv;
   }
@@ -324,6 +328,17 @@ extern "C" void pdrt_softmax_grad(pdrt_ctx *ctx, const float *dy,
       pdrt::vmath::exp(y + r * dim, dxr, dim);
       for (int64_t k = 0; k < dim; ++k)
         dxr[k] = dyr[k] - dxr[k] * (float)sum;
+    }
+    return;
+  }
+  if (!log && inner == 1) {
+    // dx = y (dy - dot(dy, y)), the dot in double over 16 lanes.
+    for (int64_t r = 0; r < outer; ++r) {
+      const float *dyr = dy + r * dim, *yr = y + r * dim;
+      float *dxr = dx + r * dim;
+      float s = (float)pdrt::vmath::dot(dyr, yr, dim);
+      for (int64_t k = 0; k < dim; ++k)
+        dxr[k] = yr[k] * (dyr[k] - s);
     }
     return;
   }

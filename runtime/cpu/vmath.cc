@@ -1,9 +1,9 @@
 //===- vmath.cc - Vectorised transcendental functions on arrays -----------===//
 //
 // The runtime is built for AVX2 + FMA (runtime/CMakeLists.txt): 8 lanes of
-// SLEEF's functions, a padded copy for the tail. On CPUs with AVX-512F
-// (checked once at start-up) the 16-lane forms of vmath_avx512.cc, the only
-// file built for AVX-512.
+// SLEEF's functions, a padded copy for the tail. On CPUs with AVX-512F and
+// DQ (checked once at start-up) the 16-lane forms of vmath_avx512.cc; it
+// and gelu_avx512.cc are the only files built for AVX-512.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,15 +19,20 @@
 namespace pdrt::vmath {
 
 namespace {
-const bool kAvx512 = [] {
+bool cpuHasAvx512() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f");
-}();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+}
+bool avx512Enabled = cpuHasAvx512();
 } // namespace
+
+bool hasAvx512() { return avx512Enabled; }
+
+void useAvx512(bool on) { avx512Enabled = on && cpuHasAvx512(); }
 
 #define PDRT_VMATH(name, sleef8)                                               \
   void name(const float *x, float *y, int64_t n) {                             \
-    if (kAvx512)                                                               \
+    if (hasAvx512())                                                           \
       return avx512::name(x, y, n);                                            \
     int64_t i = 0;                                                             \
     for (; i + 8 <= n; i += 8)                                                 \
@@ -78,6 +83,26 @@ double sum(const float *x, int64_t n) {
     _mm256_store_pd(lanes + 4 * k, acc[k]);
   for (int64_t j = 0; i < n; ++i, ++j)
     lanes[j] += x[i];
+  for (int width = 8; width >= 1; width /= 2)
+    for (int j = 0; j < width; ++j)
+      lanes[j] += lanes[j + width];
+  return lanes[0];
+}
+
+double dot(const float *a, const float *b, int64_t n) {
+  __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(),
+                    _mm256_setzero_pd(), _mm256_setzero_pd()};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int k = 0; k < 4; ++k)
+      acc[k] = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(a + i + 4 * k)),
+                               _mm256_cvtps_pd(_mm_loadu_ps(b + i + 4 * k)),
+                               acc[k]);
+  alignas(32) double lanes[16];
+  for (int k = 0; k < 4; ++k)
+    _mm256_store_pd(lanes + 4 * k, acc[k]);
+  for (int64_t j = 0; i < n; ++i, ++j)
+    lanes[j] += (double)a[i] * b[i];
   for (int width = 8; width >= 1; width /= 2)
     for (int j = 0; j < width; ++j)
       lanes[j] += lanes[j + width];

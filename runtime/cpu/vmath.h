@@ -31,6 +31,20 @@ float max(const float *x, int64_t n);
 /// kernel summing the same row gets the same bits.
 double sum(const float *x, int64_t n);
 
+/// The dot product of a[0..n) and b[0..n) in double, in vmath::sum's
+/// order (lane i adds a[i] b[i], a[i+16] b[i+16], ...; the float products
+/// are exact in double). Rows that differ only by trailing zeros get the
+/// same bits.
+double dot(const float *a, const float *b, int64_t n);
+
+/// Whether the AVX-512 kernels run: the CPU has AVX-512F and DQ, checked
+/// once at start-up, unless useAvx512(false) turned them off.
+bool hasAvx512();
+
+/// Turns the AVX-512 kernels off (tests of the AVX2 forms) or back on
+/// where the CPU has them. Not thread-safe: call before any kernel runs.
+void useAvx512(bool on);
+
 /// Elements per chunk for kernels that stage arguments in a local buffer.
 constexpr int64_t kChunk = 1024;
 

@@ -201,14 +201,6 @@ static bool isPermutation(ArrayRef<int64_t> perm, size_t rank) {
   return true;
 }
 
-SmallVector<int64_t> BatchMatMulOp::getLogicalLhsShape() {
-  return permuted(getLhs().getType().getShape(), getLhsPerm());
-}
-
-SmallVector<int64_t> BatchMatMulOp::getLogicalRhsShape() {
-  return permuted(getRhs().getType().getShape(), getRhsPerm());
-}
-
 /// Row-major element strides of `shape`.
 static SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
@@ -217,20 +209,44 @@ static SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
   return strides;
 }
 
-/// The stride and size of each dim of transpose(stored, perm) in the
-/// storage of `stored`.
+/// The dims of a row-major `stored` left by a select ([axis, index]; none:
+/// all of them) and their strides in its storage.
 static std::pair<SmallVector<int64_t>, SmallVector<int64_t>>
-logicalStrides(ArrayRef<int64_t> stored,
-               std::optional<ArrayRef<int64_t>> perm) {
-  SmallVector<int64_t> strides = rowMajorStrides(stored);
-  return {permuted(strides, perm), permuted(stored, perm)};
+selectedDims(ArrayRef<int64_t> stored,
+             std::optional<ArrayRef<int64_t>> select) {
+  SmallVector<int64_t> dims(stored), strides = rowMajorStrides(stored);
+  if (select) {
+    dims.erase(dims.begin() + (*select)[0]);
+    strides.erase(strides.begin() + (*select)[0]);
+  }
+  return {dims, strides};
+}
+
+int64_t BatchMatMulOp::selectOffset(ArrayRef<int64_t> stored,
+                                    std::optional<ArrayRef<int64_t>> select) {
+  return select ? (*select)[1] * rowMajorStrides(stored)[(*select)[0]] : 0;
+}
+
+SmallVector<int64_t> BatchMatMulOp::getLogicalLhsShape() {
+  return permuted(
+      selectedDims(getLhs().getType().getShape(), getLhsSelect()).first,
+      getLhsPerm());
+}
+
+SmallVector<int64_t> BatchMatMulOp::getLogicalRhsShape() {
+  return permuted(
+      selectedDims(getRhs().getType().getShape(), getRhsSelect()).first,
+      getRhsPerm());
 }
 
 std::optional<BatchMatMulOp::StridedMatrix>
 BatchMatMulOp::stridedOperand(ArrayRef<int64_t> stored,
                               std::optional<ArrayRef<int64_t>> perm,
-                              bool transpose) {
-  auto [strides, dims] = logicalStrides(stored, perm);
+                              bool transpose,
+                              std::optional<ArrayRef<int64_t>> select) {
+  auto [selected, selectedStrides] = selectedDims(stored, select);
+  SmallVector<int64_t> strides = permuted(selectedStrides, perm);
+  SmallVector<int64_t> dims = permuted(selected, perm);
   size_t rank = dims.size();
   int64_t rows = dims[rank - 2], cols = dims[rank - 1];
   int64_t rowStride = strides[rank - 2], colStride = strides[rank - 1];
@@ -274,11 +290,26 @@ BatchMatMulOp::stridedResult(ArrayRef<int64_t> stored,
   return layout;
 }
 
+/// Whether `select` ([axis, index]) picks a part of `stored`.
+static bool isSelect(ArrayRef<int64_t> select, ArrayRef<int64_t> stored) {
+  return select.size() == 2 && select[0] >= 0 &&
+         select[0] < (int64_t)stored.size() && select[1] >= 0 &&
+         select[1] < stored[select[0]];
+}
+
 LogicalResult BatchMatMulOp::verify() {
-  size_t rank = getLhs().getType().getRank();
-  if (rank < 3 || getRhs().getType().getRank() != (int64_t)rank ||
-      getType().getRank() != (int64_t)rank)
-    return emitOpError("expects operands and result of one rank >= 3");
+  int64_t rank = getType().getRank();
+  for (auto [name, operand, select] :
+       {std::make_tuple("lhs", getLhs(), getLhsSelect()),
+        std::make_tuple("rhs", getRhs(), getRhsSelect())}) {
+    auto stored = cast<RankedTensorType>(operand.getType()).getShape();
+    if (select && !isSelect(*select, stored))
+      return emitOpError(name) << "_select is not [axis, index] of the "
+                               << name << " shape";
+    if (rank < 3 || (int64_t)stored.size() != rank + (select ? 1 : 0))
+      return emitOpError("expects operands and result of one rank >= 3 "
+                         "(an operand with a select: one more)");
+  }
   for (auto [name, perm] : {std::make_pair("lhs_perm", getLhsPerm()),
                             std::make_pair("rhs_perm", getRhsPerm()),
                             std::make_pair("result_perm", getResultPerm())})
@@ -291,7 +322,7 @@ LogicalResult BatchMatMulOp::verify() {
     // The stored result is transpose(C, perm): C's dim perm[i] is stored
     // as dim i.
     out.assign(rank, 0);
-    for (size_t i = 0; i < rank; ++i)
+    for (int64_t i = 0; i < rank; ++i)
       out[(*perm)[i]] = getType().getShape()[i];
   } else {
     out.assign(getType().getShape().begin(), getType().getShape().end());
@@ -305,11 +336,11 @@ LogicalResult BatchMatMulOp::verify() {
     return emitOpError("contraction dimensions differ: ") << k << " vs " << k2;
   if (out[out.size() - 2] != m || out.back() != n)
     return emitOpError("result matrices are not [") << m << "," << n << "]";
-  if (getLhsPerm() && !stridedOperand(getLhs().getType().getShape(),
-                                      getLhsPerm(), getTransposeLhs()))
+  if (!stridedOperand(getLhs().getType().getShape(), getLhsPerm(),
+                      getTransposeLhs(), getLhsSelect()))
     return emitOpError("lhs_perm leaves neither matrix dim innermost");
-  if (getRhsPerm() && !stridedOperand(getRhs().getType().getShape(),
-                                      getRhsPerm(), getTransposeRhs()))
+  if (!stridedOperand(getRhs().getType().getShape(), getRhsPerm(),
+                      getTransposeRhs(), getRhsSelect()))
     return emitOpError("rhs_perm leaves neither matrix dim innermost");
   if (getResultPerm() &&
       !stridedResult(getType().getShape(), getResultPerm()))
@@ -328,13 +359,16 @@ static Value buildBatchMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs,
   return b.create<BatchMatMulOp>(loc, type, lhs, rhs, ta ? unit : nullptr,
                                  tb ? unit : nullptr, /*lhs_perm=*/nullptr,
                                  /*rhs_perm=*/nullptr,
-                                 /*result_perm=*/nullptr);
+                                 /*result_perm=*/nullptr,
+                                 /*lhs_select=*/nullptr,
+                                 /*rhs_select=*/nullptr);
 }
 
 LogicalResult BatchMatMulOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                       SmallVectorImpl<Value> &operandGrads) {
-  if (getLhsPerm() || getRhsPerm() || getResultPerm())
-    return emitOpError("stored dim orders are folded in after "
+  if (getLhsPerm() || getRhsPerm() || getResultPerm() || getLhsSelect() ||
+      getRhsSelect())
+    return emitOpError("stored dim orders and selects are folded in after "
                        "differentiation; this op has them already");
   Value dc = resultGrads[0], a = getLhs(), bm = getRhs();
   bool ta = getTransposeLhs(), tb = getTransposeRhs();
@@ -349,6 +383,19 @@ LogicalResult BatchMatMulOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
 int64_t BatchMatMulOp::getFlops() {
   return 2 * numElements(getResult()) *
          matrixDims(getLogicalLhsShape(), getTransposeLhs()).second;
+}
+
+/// The bytes of the operands' parts it reads (not of a selected operand's
+/// whole storage) and of the result.
+int64_t BatchMatMulOp::getBytes() {
+  auto elements = [](ArrayRef<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  };
+  return 4 * (elements(getLogicalLhsShape()) + elements(getLogicalRhsShape()) +
+              numElements(getResult()));
 }
 
 //===----------------------------------------------------------------------===//

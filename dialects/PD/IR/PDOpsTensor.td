@@ -121,7 +121,7 @@ def PD_BroadcastToOp : PD_Op<"broadcast_to", [Pure,
 
 def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
     DeclareOpInterfaceMethods<PD_GradientOpInterface>,
-    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+    DeclareOpInterfaceMethods<PD_CostOpInterface, ["getBytes"]>]> {
   let summary = "Batched matrix product over equal leading dimensions.";
   let description = [{
     For each index of the leading (batch) dimensions, which both operands
@@ -138,23 +138,34 @@ def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
     after differentiation, from the transposes that split and merge
     attention heads.
 
+    With `lhs_select = array<i64: axis, index>` the stored lhs has one dim
+    more than the op's rank and the operand is its part at `index` along
+    `axis` (that dim dropped; `lhs_perm` then orders the remaining dims);
+    likewise `rhs_select`. The GEMMs read the part in place through the
+    stored strides. pd-fold-slices-into-matmul sets these after
+    differentiation, from the slices that split attention's fused QKV
+    projection into Q, K and V.
+
     ```mlir
     %s = pd.batch_matmul %q, %k {transpose_rhs} : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
     %t = pd.batch_matmul %qh, %kh {lhs_perm = array<i64: 0, 2, 1, 3>, rhs_perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32>, tensor<2x8x4x16xf32> -> tensor<2x4x8x8xf32>
+    %u = pd.batch_matmul %qkv, %qkv {lhs_select = array<i64: 2, 0>, lhs_perm = array<i64: 0, 2, 1, 3>, rhs_select = array<i64: 2, 1>, rhs_perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x3x4x16xf32>, tensor<2x8x3x4x16xf32> -> tensor<2x4x8x8xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$lhs, PD_F32Tensor:$rhs,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
                        OptionalAttr<DenseI64ArrayAttr>:$lhs_perm,
                        OptionalAttr<DenseI64ArrayAttr>:$rhs_perm,
-                       OptionalAttr<DenseI64ArrayAttr>:$result_perm);
+                       OptionalAttr<DenseI64ArrayAttr>:$result_perm,
+                       OptionalAttr<DenseI64ArrayAttr>:$lhs_select,
+                       OptionalAttr<DenseI64ArrayAttr>:$rhs_select);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let extraClassDeclaration = [{
     /// The shapes of A and B before the transpose flags (the stored
-    /// operands' shapes in the perms' dim order).
+    /// operands' shapes, less a selected dim, in the perms' dim order).
     ::llvm::SmallVector<int64_t> getLogicalLhsShape();
     ::llvm::SmallVector<int64_t> getLogicalRhsShape();
 
@@ -166,13 +177,19 @@ def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
       int64_t ld;
       ::llvm::SmallVector<int64_t> batchStrides;
     };
-    /// The layout of an operand stored as `stored` and read in the dim
-    /// order `perm` (none: as stored), op(X) = X^T when `transpose`; none
-    /// when neither of its matrix dims is innermost in storage.
+    /// The layout of an operand stored as `stored`, its part at a select
+    /// ([axis, index], none: the whole) read in the dim order `perm`
+    /// (none: as stored), op(X) = X^T when `transpose`; none when neither
+    /// of its matrix dims is innermost in storage.
     static std::optional<StridedMatrix>
     stridedOperand(::llvm::ArrayRef<int64_t> stored,
                    std::optional<::llvm::ArrayRef<int64_t>> perm,
-                   bool transpose);
+                   bool transpose,
+                   std::optional<::llvm::ArrayRef<int64_t>> select = {});
+    /// The element offset of a select's part in a row-major `stored`
+    /// (0 without one).
+    static int64_t selectOffset(::llvm::ArrayRef<int64_t> stored,
+                                std::optional<::llvm::ArrayRef<int64_t>> select);
     /// The layout of a result stored as transpose(C, perm); none unless
     /// C's columns stay innermost.
     static std::optional<StridedMatrix>
