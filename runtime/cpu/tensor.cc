@@ -91,6 +91,10 @@ void scatterRuns(const T *x, T *y, int64_t y_numel, int64_t base,
   pdrt::forEachRun<1>(desc, [&](const pdrt::StridedRun<1> &run) {
     T *d = y + base + run.offset[0];
     const T *s = x + run.linear;
+    if (run.stride[0] == 1) { // unit stride (a concat's rows): one memcpy
+      std::memcpy(d, s, sizeof(T) * run.count);
+      return;
+    }
     for (int64_t j = 0; j < run.count; ++j)
       d[j * run.stride[0]] = s[j];
   });

@@ -58,8 +58,17 @@ float max(const float *x, int64_t n) {
   float m = x[0];
   int64_t i = 0;
   if (n >= 8) {
+    // Four running maxima while 32 elements remain: one vmaxps chain
+    // waits on its latency at every step.
     __m256 v = _mm256_loadu_ps(x);
-    for (i = 8; i + 8 <= n; i += 8)
+    __m256 w[3] = {v, v, v};
+    for (i = 8; i + 32 <= n; i += 32) {
+      v = _mm256_max_ps(v, _mm256_loadu_ps(x + i));
+      for (int k = 0; k < 3; ++k)
+        w[k] = _mm256_max_ps(w[k], _mm256_loadu_ps(x + i + 8 * (k + 1)));
+    }
+    v = _mm256_max_ps(_mm256_max_ps(v, w[0]), _mm256_max_ps(w[1], w[2]));
+    for (; i + 8 <= n; i += 8)
       v = _mm256_max_ps(v, _mm256_loadu_ps(x + i));
     alignas(32) float lanes[8];
     _mm256_store_ps(lanes, v);

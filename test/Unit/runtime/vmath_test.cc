@@ -81,11 +81,15 @@ TEST(VectorMath, ExpInPlaceAndAtTheEnds) {
   EXPECT_TRUE(std::isinf(x[4]));
 }
 
+// Lengths that leave every tail after the 32-wide and the 8-wide loops,
+// the maximum in each running lane, the head and the tail.
 TEST(VectorMath, MaxOfEveryLength) {
-  for (int64_t n = 1; n <= 40; ++n) {
-    std::vector<float> x = uniform(n, -3, 3, (unsigned)(100 + n));
-    x[n / 2] = 7.5f; // somewhere in the body or the tail
-    EXPECT_EQ(pdrt::vmath::max(x.data(), n), 7.5f) << n;
+  for (int64_t n = 1; n <= 100; ++n) {
+    for (int64_t at : {int64_t(0), n / 3, n / 2, n - 1}) {
+      std::vector<float> x = uniform(n, -3, 3, (unsigned)(100 + n));
+      x[at] = 7.5f;
+      EXPECT_EQ(pdrt::vmath::max(x.data(), n), 7.5f) << n << " " << at;
+    }
   }
 }
 
