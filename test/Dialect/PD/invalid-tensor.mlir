@@ -315,6 +315,24 @@ func.func @batch_matmul_operand_layout(%a: tensor<4x2x3xf32>, %b: tensor<3x4x5xf
 
 // -----
 
+// Tests that a select names a dim of the stored operand and an index in it.
+func.func @batch_matmul_select_index(%a: tensor<2x3x3x4xf32>, %b: tensor<2x4x5xf32>) {
+  // expected-error @+1 {{'pd.batch_matmul' op lhs_select is not [axis, index] of the lhs shape}}
+  %0 = pd.batch_matmul %a, %b {lhs_select = array<i64: 1, 3>} : tensor<2x3x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
+  return
+}
+
+// -----
+
+// Tests that an operand with a select has one dim more than the op.
+func.func @batch_matmul_select_rank(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) {
+  // expected-error @+1 {{'pd.batch_matmul' op expects operands and result of one rank >= 3 (an operand with a select: one more)}}
+  %0 = pd.batch_matmul %a, %b {rhs_select = array<i64: 0, 1>} : tensor<2x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
+  return
+}
+
+// -----
+
 // Tests that the stored result keeps the columns innermost.
 func.func @batch_matmul_result_layout(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) {
   // expected-error @+1 {{'pd.batch_matmul' op result_perm does not keep the columns innermost}}
