@@ -87,19 +87,23 @@ std::optional<PartOf> partOf(SliceOp slice, ArrayRef<int64_t> operand) {
   return p;
 }
 
-/// A reshape of the sliced tensor to `shape`: one already reading it, or a
-/// new one right after the tensor is defined (so it dominates every user),
-/// in the slice's phase: a forward op with a fresh pd.op_id (`nextId`), or
-/// a gradient op of the slice's forward op.
+/// The reshapes this pass made, by the tensor and type they reshape to.
+using Reshapes = DenseMap<std::pair<Value, Type>, Operation *>;
+
+/// A reshape of the sliced tensor to `shape`, made once right after the
+/// tensor is defined (so it dominates every user of the tensor) and in the
+/// slice's phase: a forward op with a fresh pd.op_id (`nextId`), or a
+/// gradient op of the slice's forward op.
 Value reshapeOf(PatternRewriter &rewriter, SliceOp slice,
-                ArrayRef<int64_t> shape, int64_t &nextId) {
+                ArrayRef<int64_t> shape, Reshapes &made, int64_t &nextId) {
   Value x = slice.getInput();
-  auto type = RankedTensorType::get(
+  Type type = RankedTensorType::get(
       shape, cast<RankedTensorType>(x.getType()).getElementType());
-  for (Operation *user : x.getUsers())
-    if (auto reshape = dyn_cast<ReshapeOp>(user);
-        reshape && reshape.getType() == type)
-      return reshape;
+  // Still one of x's users: the greedy driver may have erased it since.
+  if (Operation *known = made.lookup({x, type}))
+    for (Operation *user : x.getUsers())
+      if (user == known)
+        return user->getResult(0);
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointAfterValue(x);
   auto reshape = rewriter.create<ReshapeOp>(x.getLoc(), type, x);
@@ -107,15 +111,18 @@ Value reshapeOf(PatternRewriter &rewriter, SliceOp slice,
     setContractInt<PDDialect::OpIdAttrHelper>(reshape, nextId++);
   else if (auto of = getContractInt<PDDialect::GradOfAttrHelper>(slice))
     setContractInt<PDDialect::GradOfAttrHelper>(reshape, *of);
+  made[{x, type}] = reshape;
   return reshape;
 }
 
 /// Folds slice (and the reshape into heads after it) defining an operand
 /// into the operand's select.
 struct FoldOperandSlice : public OpRewritePattern<BatchMatMulOp> {
-  FoldOperandSlice(MLIRContext *ctx, Absorbed &absorbed, int64_t &nextId)
-      : OpRewritePattern(ctx), absorbed(absorbed), nextId(nextId) {}
+  FoldOperandSlice(MLIRContext *ctx, Absorbed &absorbed, Reshapes &made,
+                   int64_t &nextId)
+      : OpRewritePattern(ctx), absorbed(absorbed), made(made), nextId(nextId) {}
   Absorbed &absorbed;
+  Reshapes &made;
   int64_t &nextId;
 
   LogicalResult matchAndRewrite(BatchMatMulOp mm,
@@ -137,7 +144,7 @@ struct FoldOperandSlice : public OpRewritePattern<BatchMatMulOp> {
       if (!part || !BatchMatMulOp::stridedOperand(part->stored, perm, flag,
                                                   ArrayRef(part->select)))
         continue;
-      Value stored = reshapeOf(rewriter, slice, part->stored, nextId);
+      Value stored = reshapeOf(rewriter, slice, part->stored, made, nextId);
       if (auto into = forwardIdOf(mm)) {
         for (Operation *gone : {slice.getOperation(), reshape.getOperation()})
           if (auto id = gone ? getContractInt<PDDialect::OpIdAttrHelper>(gone)
@@ -168,8 +175,9 @@ void FoldSlicesIntoMatMulPass::runOnOperation() {
     if (auto id = getContractInt<PDDialect::OpIdAttrHelper>(op))
       nextId = std::max(nextId, *id + 1);
   });
+  Reshapes made;
   RewritePatternSet patterns(&getContext());
-  patterns.add<FoldOperandSlice>(&getContext(), absorbed, nextId);
+  patterns.add<FoldOperandSlice>(&getContext(), absorbed, made, nextId);
   GreedyRewriteConfig config;
   config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
   if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
