@@ -68,6 +68,20 @@ for ((k = 0; k < STAGES; k++)); do
   [ "$k" -gt 0 ] && app+=(:)
   app+=(-np "$REPLICAS" "$PLAN/stage$k" "${stage_args[@]}")
 done
+# A session directory of this job's own: Open MPI 4's mpiruns share
+# /tmp/ompi.HOST.UID, and one job's cleanup can remove it while another
+# job creates its subdirectory ("A call to mkdir was unable to create the
+# desired directory", open-mpi/ompi#8510), so jobs started side by side on
+# one machine failed at random.
+# mpirun replaces this shell (so that signals reach it as before); a
+# detached watcher removes the directory once that process is gone.
+if [ -z "${OMPI_MCA_orte_tmpdir_base:-}" ]; then
+  session="$(mktemp -d "${TMPDIR:-/tmp}/pdc-run.XXXXXX")"
+  export OMPI_MCA_orte_tmpdir_base="$session"
+  job=$$
+  ( (while kill -0 "$job" 2>/dev/null; do sleep 1; done; rm -rf "$session") \
+      </dev/null >/dev/null 2>&1 & )
+fi
 exec "${mpi[@]}" "${app[@]}"
 )BASH";
 

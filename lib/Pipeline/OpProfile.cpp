@@ -187,10 +187,10 @@ static LogicalResult runProfilingStage(Location loc, StringRef exe,
       env.push_back(*e);
   env.push_back("OPENBLAS_NUM_THREADS=1");
   env.push_back("OMP_NUM_THREADS=1");
-  std::vector<StringRef> envRefs(env.begin(), env.end());
   struct Copy {
     std::vector<std::string> args;
-    SmallString<128> log;
+    std::vector<std::string> env;
+    SmallString<128> log, session;
     llvm::sys::ProcessInfo process;
   };
   std::vector<Copy> running(copies);
@@ -208,11 +208,22 @@ static LogicalResult runProfilingStage(Location loc, StringRef exe,
                           (json + "." + Twine(i)).str()})
       c.args.push_back(a);
     llvm::sys::fs::createTemporaryFile("pdc-profile", "log", c.log);
+    // Each mpirun its own session directory: side by side, Open MPI 4's
+    // mpiruns share /tmp/ompi.HOST.UID, and one's cleanup can remove it
+    // while another creates its subdirectory (open-mpi/ompi#8510).
+    c.env = env;
+    SmallString<128> tmp;
+    llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, tmp);
+    llvm::sys::path::append(tmp, "pdc-profile-mpi");
+    if (!::getenv("OMPI_MCA_orte_tmpdir_base") &&
+        !llvm::sys::fs::createUniqueDirectory(tmp, c.session))
+      c.env.push_back(("OMPI_MCA_orte_tmpdir_base=" + c.session).str());
     std::vector<StringRef> argRefs(c.args.begin(), c.args.end());
+    std::vector<StringRef> copyEnv(c.env.begin(), c.env.end());
     std::optional<StringRef> redirects[] = {std::nullopt, StringRef(c.log),
                                             StringRef(c.log)};
     c.process =
-        llvm::sys::ExecuteNoWait(*mpirun, argRefs, envRefs, redirects);
+        llvm::sys::ExecuteNoWait(*mpirun, argRefs, copyEnv, redirects);
   }
   std::string failure;
   for (Copy &c : running) {
@@ -223,6 +234,8 @@ static LogicalResult runProfilingStage(Location loc, StringRef exe,
     if (auto buffer = llvm::MemoryBuffer::getFile(c.log))
       output = (*buffer)->getBuffer().trim().str();
     llvm::sys::fs::remove(c.log);
+    if (!c.session.empty())
+      llvm::sys::fs::remove_directories(c.session);
     if (done.ReturnCode != 0 && failure.empty())
       failure = llvm::formatv("exit {0}): {1}", done.ReturnCode,
                               failureReason(output, message));
