@@ -1,10 +1,10 @@
 //===- vmath_test.cc - Vectorised math and the kernels built on it -------===//
 //
 // vmath's SLEEF-backed exp, log, erf, tanh, sin and cos against libm in
-// double (lengths that leave tails of every size), its max, and GELU,
-// its gradient, softmax and log-softmax against double-precision
-// references: the kernels compute a vector at a time but to float
-// accuracy.
+// double on both instruction sets (lengths that leave tails of every
+// size), its max, sum and dot, and GELU, its gradient, softmax and
+// log-softmax against double-precision references: the kernels compute a
+// vector at a time but to float accuracy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,19 +56,26 @@ double geluGradRef(double x) {
 
 } // namespace
 
+// Both instruction sets: the 16-lane SLEEF forms where the CPU has
+// AVX-512, then the 8-lane AVX2 forms.
 TEST(VectorMath, MatchesLibmToAnUlpOrTwo) {
-  checkArrayFunction(pdrt::vmath::exp, [](double x) { return std::exp(x); },
-                     -80, 80, 2);
-  checkArrayFunction(pdrt::vmath::log, [](double x) { return std::log(x); },
-                     1e-6f, 1e6f, 2);
-  checkArrayFunction(pdrt::vmath::erf, [](double x) { return std::erf(x); },
-                     -5, 5, 2);
-  checkArrayFunction(pdrt::vmath::tanh, [](double x) { return std::tanh(x); },
-                     -10, 10, 2);
-  checkArrayFunction(pdrt::vmath::sin, [](double x) { return std::sin(x); },
-                     -10, 10, 2);
-  checkArrayFunction(pdrt::vmath::cos, [](double x) { return std::cos(x); },
-                     -10, 10, 2);
+  for (bool avx512 : {true, false}) {
+    pdrt::vmath::useAvx512(avx512);
+    SCOPED_TRACE(pdrt::vmath::hasAvx512() ? "AVX-512" : "AVX2");
+    checkArrayFunction(pdrt::vmath::exp, [](double x) { return std::exp(x); },
+                       -80, 80, 2);
+    checkArrayFunction(pdrt::vmath::log, [](double x) { return std::log(x); },
+                       1e-6f, 1e6f, 2);
+    checkArrayFunction(pdrt::vmath::erf, [](double x) { return std::erf(x); },
+                       -5, 5, 2);
+    checkArrayFunction(pdrt::vmath::tanh, [](double x) { return std::tanh(x); },
+                       -10, 10, 2);
+    checkArrayFunction(pdrt::vmath::sin, [](double x) { return std::sin(x); },
+                       -10, 10, 2);
+    checkArrayFunction(pdrt::vmath::cos, [](double x) { return std::cos(x); },
+                       -10, 10, 2);
+  }
+  pdrt::vmath::useAvx512(true);
 }
 
 TEST(VectorMath, ExpInPlaceAndAtTheEnds) {
