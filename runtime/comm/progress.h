@@ -23,7 +23,9 @@
 // a spinning poller (or MPI_Recv's own busy wait) takes the core another
 // rank computes on. On the 2-core development VM every wake-up of any
 // thread costs the compute 20-40 us, which is what the caps trade against
-// (bench/pipeline_overlap.py, docs/CONTRIBUTING.md).
+// (bench/pipeline_overlap.py and the benchmark GPT at d=2 were both 3-5%
+// faster with 200 us and 10 ms than with 50 us and 2 ms;
+// docs/CONTRIBUTING.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,7 +76,7 @@ public:
 
   /// Poll interval bounds of the thread (microseconds).
   static constexpr int kMinSleepUs = 2, kWaitingSleepUs = 20,
-                       kSendingSleepUs = 50, kIdleSleepUs = 2000;
+                       kSendingSleepUs = 200, kIdleSleepUs = 10000;
 
 private:
   void loop();
