@@ -80,42 +80,48 @@ float max(const float *x, int64_t n) {
   return m;
 }
 
-double sum(const float *x, int64_t n) {
+namespace {
+/// The sum over i < n of term(i) in double, in the order sum and dot
+/// promise: lane i % 16 adds term(i) in increasing i (4 vectors of 4
+/// lanes while 16 elements remain, then the tail one by one), and the 16
+/// lanes are combined pairwise. `vector(i, k)` gives terms i + 4k ..
+/// i + 4k + 3 as one vector, `scalar(i)` term i.
+template <typename Vector, typename Scalar>
+double laneSum(int64_t n, Vector vector, Scalar scalar) {
   __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(),
                     _mm256_setzero_pd(), _mm256_setzero_pd()};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
     for (int k = 0; k < 4; ++k)
-      acc[k] = _mm256_add_pd(acc[k], _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4 * k)));
+      acc[k] = _mm256_add_pd(acc[k], vector(i, k));
   alignas(32) double lanes[16];
   for (int k = 0; k < 4; ++k)
     _mm256_store_pd(lanes + 4 * k, acc[k]);
   for (int64_t j = 0; i < n; ++i, ++j)
-    lanes[j] += x[i];
+    lanes[j] += scalar(i);
   for (int width = 8; width >= 1; width /= 2)
     for (int j = 0; j < width; ++j)
       lanes[j] += lanes[j + width];
   return lanes[0];
 }
 
+__m256d widen(const float *x) { return _mm256_cvtps_pd(_mm_loadu_ps(x)); }
+} // namespace
+
+double sum(const float *x, int64_t n) {
+  return laneSum(
+      n, [&](int64_t i, int k) { return widen(x + i + 4 * k); },
+      [&](int64_t i) { return (double)x[i]; });
+}
+
 double dot(const float *a, const float *b, int64_t n) {
-  __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(),
-                    _mm256_setzero_pd(), _mm256_setzero_pd()};
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int k = 0; k < 4; ++k)
-      acc[k] = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(a + i + 4 * k)),
-                               _mm256_cvtps_pd(_mm_loadu_ps(b + i + 4 * k)),
-                               acc[k]);
-  alignas(32) double lanes[16];
-  for (int k = 0; k < 4; ++k)
-    _mm256_store_pd(lanes + 4 * k, acc[k]);
-  for (int64_t j = 0; i < n; ++i, ++j)
-    lanes[j] += (double)a[i] * b[i];
-  for (int width = 8; width >= 1; width /= 2)
-    for (int j = 0; j < width; ++j)
-      lanes[j] += lanes[j + width];
-  return lanes[0];
+  // Products of floats are exact in double: no FMA needed for the bits.
+  return laneSum(
+      n,
+      [&](int64_t i, int k) {
+        return _mm256_mul_pd(widen(a + i + 4 * k), widen(b + i + 4 * k));
+      },
+      [&](int64_t i) { return (double)a[i] * b[i]; });
 }
 
 } // namespace pdrt::vmath
