@@ -11,6 +11,15 @@ def fmt(value, spec):
     return "-" if value is None else format(value, spec)
 
 
+def step_ms(row):
+    """A row's ms/step: the median, and with several rounds their range."""
+    text = f"{row['median_s'] * 1e3:.1f}"
+    rounds = row.get("round_median_s", [])
+    if len(rounds) > 1:
+        text += f" ({min(rounds) * 1e3:.0f}-{max(rounds) * 1e3:.0f})"
+    return text
+
+
 def header(result):
     """The lines describing the machine, the settings and the GEMM roofline."""
     cpu = result["cpu"]
@@ -27,6 +36,9 @@ def header(result):
         f"{s['openblas_coretype']} in every side's environment",
         f"- {s['steps']} steps per run, medians of the per-step times after "
         f"{s['warmup']} warm-up steps; optimizer {s['optimizer']} lr {s['lr']}",
+        "- rounds: every configuration of a model runs once per round, one after "
+        "the other; ms/step is the median of its rounds' medians, in brackets "
+        "their range",
     ]
     lines.append("- single-thread sgemm rate (torch.mm, n x n x n, best of "
                  f"{s['steps']} calls):")
@@ -67,7 +79,7 @@ def row_cells(row):
         return lead + ["-", row["status"]] + ["-"] * 6
     rss = " / ".join(mib(k) for k in row["peak_rss_kib"])
     return lead + [
-        row["blas"]["summary"], f"{row['median_s'] * 1e3:.1f}",
+        row["blas"]["summary"], step_ms(row),
         f"{row['samples_per_s']:.1f}", fmt(row.get("efficiency"), ".2f"),
         fmt(row.get("roofline"), ".3f"), fmt(row.get("roofline_per_process"), ".3f"),
         rss, fmt(row["loss_step1"], ".5f")]
@@ -82,8 +94,8 @@ def model_table(model):
              f"{c['microbatch'] * c['microbatches']} = {c['microbatch']} x "
              f"{c['microbatches']} microbatches",
              "",
-             f"Plan FLOPs per step (pdc d=1 plan.json, forward + backward x m): "
-             f"{fmt(flops and flops / 1e9, '.2f')} GFLOP",
+             f"{model.get('rounds', 1)} round(s). Plan FLOPs per step (pdc d=1 "
+             f"plan.json, forward + backward x m): {fmt(flops and flops / 1e9, '.2f')} GFLOP",
              "",
              "| side | processes | schedule | BLAS | ms/step | samples/s | efficiency "
              "| of 1-core sgemm | per process | peak RSS MiB per process | loss step 1 |",
@@ -147,13 +159,14 @@ def readme_section(result):
              f"{cpu['cores']} cores, {' '.join(cpu['vector'])}), {result['date']}; "
              f"GEMM roofline {fmt(result['roofline_gflops'], '.1f')} GFLOP/s; "
              "one thread per process, Adam, global batch 32 = 8 x 4 microbatches "
-             "(ms per step, lower is better; full report with BLAS, RSS and "
+             "(ms per step, lower is better: with several rounds, the median of "
+             "the rounds' medians and their range; full report with BLAS, RSS and "
              "footnotes in bench/results/perf_suite.md).",
              ""]
     for model in result["models"]:
         c = model["config"]
         lines += [f"GPT n_layer {c['layers']}, n_embd {c['embd']}, seq {c['seq']}, "
-                  f"vocab {c['vocab']}:", "",
+                  f"vocab {c['vocab']}, {model.get('rounds', 1)} round(s):", "",
                   "| side | processes | schedule | ms/step | samples/s | efficiency "
                   "| of 1-core sgemm | peak RSS MiB |",
                   "|---|---|---|---|---|---|---|---|"]
@@ -164,7 +177,7 @@ def readme_section(result):
                 continue
             rss = max(r["peak_rss_kib"]) if r["peak_rss_kib"] else None
             lines.append(
-                f"| {r['side']} | {r['d']} | {r['schedule']} | {r['median_s'] * 1e3:.1f} "
+                f"| {r['side']} | {r['d']} | {r['schedule']} | {step_ms(r)} "
                 f"| {r['samples_per_s']:.1f} | {fmt(r.get('efficiency'), '.2f')} "
                 f"| {fmt(r.get('roofline'), '.3f')} | {mib(rss) if rss else '-'} |")
         e, p, s = goal_ratios(model)

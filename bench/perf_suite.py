@@ -21,6 +21,12 @@ step 1 (the same for every side when they train the same thing) and the BLAS
 library and kernel family each side's processes report. A side that fails is
 reported as "did not run: <reason>".
 
+The machine's other load moves single runs by 5-15% here, so a model can be
+measured in --rounds rounds: every configuration runs once per round, one
+after the other, and a row reports the median of its rounds' medians and
+their range. Load that comes and goes then hits every side alike instead of
+the one that happened to run at the time.
+
 Not a test. Run under /usr/bin/python3, e.g. a quick check:
   bench/perf_suite.py --models small --layers 2 --embd 64 --seq 32 --steps 4 --warmup 1
 """
@@ -49,6 +55,7 @@ EXPORTER = os.path.join(benchlib.SRC_ROOT, "examples", "gpt", "export.py")
 VENV = os.environ.get("PDC_VENV", os.path.expanduser("~/.cache/pdc-venv"))
 OPTIMIZER = "adam"
 SIDES = ("torch113", "torch2", "pipelining", "pdc")
+DEFAULT_ROUNDS = "small=3,large=1"
 MODELS = {
     "small": dict(layers=4, embd=256, heads=4, seq=128, vocab=4096,
                   microbatch=8, microbatches=4),
@@ -100,6 +107,9 @@ def parse_args():
     p.add_argument("--models", default="small,large", help="of: " + ",".join(MODELS))
     p.add_argument("--sides", default=",".join(SIDES), help="of: " + ",".join(SIDES))
     p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--rounds", default=DEFAULT_ROUNDS,
+                   help="runs of every configuration, interleaved: N, or MODEL=N,... "
+                        f"(default {DEFAULT_ROUNDS})")
     p.add_argument("--warmup", type=int, default=3, help="steps left out of medians")
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--threads", type=int, default=1, help="threads per process")
@@ -124,7 +134,29 @@ def parse_args():
         unknown = set(getattr(args, name).split(",")) - set(choices)
         if unknown:
             p.error(f"--{name}: unknown {', '.join(sorted(unknown))}")
+    try:
+        args.rounds = parse_rounds(args.rounds)
+    except ValueError as err:
+        p.error(f"--rounds: {err}")
     return args
+
+
+def parse_rounds(spec):
+    """--rounds as {model: rounds}: "N" for every model, or "MODEL=N,..."
+    (models not named get 1)."""
+    if spec.isdigit():
+        rounds = dict.fromkeys(MODELS, int(spec))
+    else:
+        rounds = dict.fromkeys(MODELS, 1)
+        for item in spec.split(","):
+            name, _, count = item.partition("=")
+            if name not in MODELS or not count.isdigit():
+                raise ValueError(f"expected N or MODEL=N,... with MODEL of "
+                                 f"{','.join(MODELS)}, got '{item}'")
+            rounds[name] = int(count)
+    if min(rounds.values()) < 1:
+        raise ValueError("at least one round per model")
+    return rounds
 
 
 def chosen_models(args):
@@ -238,18 +270,37 @@ def new_row(model, side, d, schedule, baseline=None):
     """An empty result row; baseline: (side, schedule) of the d=1 run it is
     compared against for pipeline efficiency."""
     return {"model": model.name, "side": side, "d": d, "schedule": schedule,
-            "baseline": baseline, "status": "ok"}
+            "baseline": baseline, "status": "ok", "rounds": []}
 
 
-def measured(row, measure):
-    """Fill row with measure()'s fields, or mark it as not run with the reason."""
+def run_round(row, measure):
+    """One round of a configuration: append measure()'s fields to
+    row["rounds"], or mark the row as not run with the reason (later rounds
+    skip it)."""
+    if row["status"] != "ok":
+        return
     try:
-        row.update(measure())
+        row["rounds"].append(measure())
     except SideFailed as err:
         row["status"] = f"did not run: {err}"
     print(f"  {row['side']} d={row['d']} {row['schedule']}: " +
-          (f"{row['median_s'] * 1e3:.1f} ms/step" if row["status"] == "ok"
+          (f"{row['rounds'][-1]['median_s'] * 1e3:.1f} ms/step" if row["status"] == "ok"
            else row["status"]), flush=True)
+
+
+def merge_rounds(row):
+    """A row's fields from its rounds: the median of the rounds' medians
+    and their range, every round's step times, the peak RSS per process
+    over all rounds, step 1's loss and the BLAS of the first round."""
+    rounds = row.pop("rounds")
+    if row["status"] != "ok":
+        return row
+    medians = [r["median_s"] for r in rounds]
+    row.update(median_s=statistics.median(medians), round_median_s=medians,
+               round_step_s=[r["step_s"] for r in rounds],
+               peak_rss_kib=[max(k or 0 for k in ks) or None
+                             for ks in zip(*(r["peak_rss_kib"] for r in rounds))],
+               loss_step1=rounds[0]["loss_step1"], blas=rounds[0]["blas"])
     return row
 
 
@@ -268,7 +319,7 @@ def eager_side(args, model, side, python):
     def measure():
         return combine_ranks(run_ranks([worker_cmd(args, python, model, "eager")],
                                        child_env(args), args.timeout))
-    return [measured(new_row(model, side, 1, "accumulate m"), measure)]
+    return [(new_row(model, side, 1, "accumulate m"), measure)]
 
 
 def side_torch113(args, model):
@@ -292,12 +343,12 @@ def pipelining_run(args, model, world, schedule):
 
 def side_pipelining(args, model):
     """torch.distributed.pipelining: 1 rank, then 2 ranks per schedule."""
-    rows = [measured(new_row(model, "pipelining", 1, "GPipe"),
-                     lambda: pipelining_run(args, model, 1, "GPipe"))]
+    jobs = [(new_row(model, "pipelining", 1, "GPipe"),
+             lambda: pipelining_run(args, model, 1, "GPipe"))]
     for schedule in args.pipe_schedules.split(","):
         row = new_row(model, "pipelining", 2, schedule, ("pipelining", "GPipe"))
-        rows.append(measured(row, lambda: pipelining_run(args, model, 2, schedule)))
-    return rows
+        jobs.append((row, lambda s=schedule: pipelining_run(args, model, 2, s)))
+    return jobs
 
 
 def compile_plan(args, model, d, schedule, plan, *extra):
@@ -340,10 +391,8 @@ def pdc_blas(args, stages, watcher):
                       + "OPENBLAS_NUM_THREADS of the ranks"}
 
 
-def pdc_run(args, model, d, schedule):
-    """Compile and train one pdc plan, watching its ranks' memory."""
-    plan = os.path.join(model.dir, f"pdc-d{d}-{schedule}")
-    compile_plan(args, model, d, schedule, plan)
+def pdc_run(args, model, d, plan):
+    """Train the d-stage pdc plan in plan, watching its ranks' memory."""
     stages = [os.path.join(plan, f"stage{k}") for k in range(d)]
     with perf_proc.ExecutableWatcher(stages) as watcher:
         out = run_process([os.path.join(plan, "run"), "--steps", str(args.steps),
@@ -361,13 +410,25 @@ def pdc_run(args, model, d, schedule):
 
 def side_pdc(args, model):
     """pdc plans at d=1 and d=2 for every --pdc-schedules schedule."""
-    rows = []
+    jobs = []
     for d in (1, 2):
         for schedule in args.pdc_schedules.split(","):
             baseline = ("pdc", schedule) if d > 1 else None
-            row = new_row(model, "pdc", d, schedule, baseline)
-            rows.append(measured(row, lambda: pdc_run(args, model, d, schedule)))
-    return rows
+            jobs.append((new_row(model, "pdc", d, schedule, baseline),
+                         pdc_measure(args, model, d, schedule)))
+    return jobs
+
+
+def pdc_measure(args, model, d, schedule):
+    """A round of one pdc configuration: the first compiles its plan."""
+    plan = os.path.join(model.dir, f"pdc-d{d}-{schedule}")
+    compiled = []
+    def measure():
+        if not compiled:
+            compile_plan(args, model, d, schedule, plan)
+            compiled.append(plan)
+        return pdc_run(args, model, d, plan)
+    return measure
 
 
 def export_model(args, model):
@@ -454,7 +515,7 @@ def main():
     result = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
               "cpu": perf_proc.cpu_model(), "loadavg_start": loadavg(),
               "settings": {"steps": args.steps, "warmup": args.warmup, "lr": args.lr,
-                           "optimizer": OPTIMIZER, "threads": args.threads,
+                           "optimizer": OPTIMIZER, "threads": args.threads, "rounds": args.rounds,
                            "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", "unset")}}
     print("measuring the single-thread sgemm rate", flush=True)
     result["sgemm"] = sgemm_rates(args)
@@ -468,10 +529,17 @@ def main():
         except SideFailed as err:
             raise SystemExit(f"examples/gpt/export.py failed: {err}")
         flops = plan_flops(args, model)
-        rows = [row for side in args.sides.split(",") for row in sides[side](args, model)]
+        jobs = [job for side in args.sides.split(",") for job in sides[side](args, model)]
+        rounds = args.rounds[model.name]
+        for r in range(rounds):
+            print(f"round {r + 1} of {rounds}", flush=True)
+            for row, measure in jobs:
+                run_round(row, measure)
+        rows = [merge_rounds(row) for row, _ in jobs]
         finish_rows(rows, flops, result["roofline_gflops"], model.global_batch)
         result["models"].append({"name": model.name, "config": model.config,
-                                 "flops_per_step": flops, "rows": rows})
+                                 "flops_per_step": flops, "rounds": rounds,
+                                 "rows": rows})
     result["loadavg_end"] = loadavg()
     write_outputs(args, result)
 
