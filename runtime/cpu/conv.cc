@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cpu/conv_onednn.h"
 #include "exec/context.h"
 #include "pdrt/pdrt.h"
 #include "pdrt/pdrt_conv_numerics.h"
@@ -133,7 +134,8 @@ GroupSizes groupSizes(const pdrt_conv_geom &g) {
 extern "C" void pdrt_conv2d(pdrt_ctx *ctx, const float *x, const float *w,
                             const float *b, float *y, const int64_t *desc) {
   pdrt_conv_geom g = pdrt_conv_geom_from(desc);
-  if (pdrt::hasError(ctx) || !validGeometry(ctx, "pdrt_conv2d", g))
+  if (pdrt::hasError(ctx) || !validGeometry(ctx, "pdrt_conv2d", g) ||
+      pdrt::onednn::convForward(g, x, w, b, y))
     return;
   GroupSizes s = groupSizes(g);
   float *col = colBuffer(s.k * s.plane);
@@ -154,7 +156,8 @@ extern "C" void pdrt_conv2d_grad_input(pdrt_ctx *ctx, const float *dy,
                                        const float *w, float *dx,
                                        const int64_t *desc) {
   pdrt_conv_geom g = pdrt_conv_geom_from(desc);
-  if (pdrt::hasError(ctx) || !validGeometry(ctx, "pdrt_conv2d_grad_input", g))
+  if (pdrt::hasError(ctx) || !validGeometry(ctx, "pdrt_conv2d_grad_input", g) ||
+      pdrt::onednn::convBackwardData(g, dy, w, dx))
     return;
   GroupSizes s = groupSizes(g);
   std::memset(dx, 0, sizeof(float) * g.n * g.c * s.inPlane);
@@ -172,7 +175,8 @@ extern "C" void pdrt_conv2d_grad_filter(pdrt_ctx *ctx, const float *dy,
                                         const float *x, float *dw,
                                         const int64_t *desc) {
   pdrt_conv_geom g = pdrt_conv_geom_from(desc);
-  if (pdrt::hasError(ctx) || !validGeometry(ctx, "pdrt_conv2d_grad_filter", g))
+  if (pdrt::hasError(ctx) || !validGeometry(ctx, "pdrt_conv2d_grad_filter", g) ||
+      pdrt::onednn::convBackwardWeights(g, dy, x, dw))
     return;
   GroupSizes s = groupSizes(g);
   if (g.n == 0)

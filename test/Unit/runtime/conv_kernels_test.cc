@@ -1,13 +1,15 @@
 //===- conv_kernels_test.cc - Conv family kernels vs references -----------===//
 //
 // pdrt_conv2d against a naive direct convolution (strides, asymmetric pads,
-// dilations, groups, bias), its input and filter gradients, batch norm (and
+// dilations, groups, bias), its input and filter gradients, through oneDNN's
+// primitives and through the im2col + sgemm kernels, batch norm (and
 // its running-statistics update against torch's formula), max and average
 // pooling gradients against finite differences of the forward kernels on
 // tiny shapes, the output-size rule and pdrt_pad.
 //
 //===----------------------------------------------------------------------===//
 
+#include "cpu/conv_onednn.h"
 #include "exec/context.h"
 #include "pdrt/pdrt.h"
 #include "pdrt/pdrt_conv_numerics.h"
@@ -150,20 +152,73 @@ TEST(ConvNumerics, Im2colSourceOffsets) {
   EXPECT_EQ(pdrt_conv_col_source(&g, 17, 1, 2), -1); // bottom-right: x col 5
 }
 
-TEST(Conv2d, Plain3x3PaddedWithBias) {
+/// The conv tests run through oneDNN (true) and through im2col + sgemm.
+class Conv2d : public ::testing::TestWithParam<bool> {
+protected:
+  void SetUp() override { pdrt::onednn::useOneDnn(GetParam()); }
+  void TearDown() override { pdrt::onednn::useOneDnn(true); }
+};
+
+TEST_P(Conv2d, Plain3x3PaddedWithBias) {
   checkConv(makeDesc(2, 3, 5, 5, 4, 3, 3, 1, 1, {1, 1, 1, 1}, 1, 1, 1), true);
 }
 
-TEST(Conv2d, StridedAsymmetricPadsDilated) {
+TEST_P(Conv2d, StridedAsymmetricPadsDilated) {
   checkConv(makeDesc(2, 2, 7, 6, 3, 3, 2, 2, 1, {0, 1, 2, 0}, 2, 1, 1), false);
 }
 
-TEST(Conv2d, DepthwiseWithMultiplier) {
+TEST_P(Conv2d, DepthwiseWithMultiplier) {
   checkConv(makeDesc(2, 3, 5, 4, 6, 3, 3, 1, 2, {1, 1, 1, 1}, 1, 1, 3), true);
 }
 
-TEST(Conv2d, TwoGroups) {
+TEST_P(Conv2d, TwoGroups) {
   checkConv(makeDesc(1, 4, 4, 4, 2, 1, 1, 1, 1, {0, 0, 0, 0}, 1, 1, 2), true);
+}
+
+TEST_P(Conv2d, StridedDownsampleWideChannels) {
+  checkConv(makeDesc(1, 8, 6, 6, 16, 3, 3, 2, 2, {1, 1, 1, 1}, 1, 1, 1), true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, Conv2d, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool> &info) {
+                           return info.param ? "oneDNN" : "Im2col";
+                         });
+
+TEST(Conv2dOneDnn, AgreesWithIm2colAndKeepsItsPrimitives) {
+  // ResNet's strided 3x3 downsample at a small size, with bias.
+  std::vector<int64_t> d =
+      makeDesc(2, 16, 12, 12, 32, 3, 3, 2, 2, {1, 1, 1, 1}, 1, 1, 1);
+  pdrt_conv_geom g = pdrt_conv_geom_from(d.data());
+  size_t xs = g.n * g.c * g.h * g.w, ws = g.m * g.c * g.kh * g.kw,
+         ys = g.n * g.m * g.oh * g.ow;
+  std::vector<float> x = randomVector(xs, 1), w = randomVector(ws, 2),
+                     b = randomVector(g.m, 3), dy = randomVector(ys, 4);
+  auto runAll = [&](bool onednn, std::vector<float> &y, std::vector<float> &dx,
+                    std::vector<float> &dw) {
+    pdrt::onednn::useOneDnn(onednn);
+    y.assign(ys, 7.0f);
+    dx.assign(xs, 7.0f);
+    dw.assign(ws, 7.0f);
+    pdrt_conv2d(nullptr, x.data(), w.data(), b.data(), y.data(), d.data());
+    pdrt_conv2d_grad_input(nullptr, dy.data(), w.data(), dx.data(), d.data());
+    pdrt_conv2d_grad_filter(nullptr, dy.data(), x.data(), dw.data(), d.data());
+    pdrt::onednn::useOneDnn(true);
+  };
+  int before = pdrt::onednn::primitivesCreated();
+  std::vector<float> y1, dx1, dw1, y2, dx2, dw2;
+  runAll(true, y1, dx1, dw1);
+  EXPECT_EQ(pdrt::onednn::primitivesCreated(), before + 3);
+  runAll(true, y1, dx1, dw1); // the same three primitives again
+  EXPECT_EQ(pdrt::onednn::primitivesCreated(), before + 3);
+  runAll(false, y2, dx2, dw2);
+  auto expectClose = [](const std::vector<float> &a, const std::vector<float> &b,
+                        const char *what) {
+    for (size_t i = 0; i < a.size(); ++i)
+      ASSERT_NEAR(a[i], b[i], 1e-4 * (1.0 + std::fabs(b[i]))) << what << " " << i;
+  };
+  expectClose(y1, y2, "y");
+  expectClose(dx1, dx2, "dx");
+  expectClose(dw1, dw2, "dw");
 }
 
 TEST(Conv2d, BadGeometryIsAStickyError) {
