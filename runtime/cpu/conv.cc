@@ -343,7 +343,6 @@ int64_t argmaxOf(const pdrt_conv_geom &g, const float *x,
   for (int64_t y = win.y0; y < win.y1; ++y) {
     const float *row = x + y * g.w;
     for (int64_t xx = win.x0; xx < win.x1; ++xx) {
-      // Branch-free: which element wins is data-dependent and unpredictable.
       float v = row[xx];
       bool take = (best < 0) | (v > top) | (v != v);
       top = take ? v : top;
@@ -351,6 +350,72 @@ int64_t argmaxOf(const pdrt_conv_geom &g, const float *x,
     }
   }
   return best;
+}
+
+/// The maxima of output row oy of one plane x: top[ox] and at[ox], the
+/// offset within the plane of window ox's first maximum (the last NaN if
+/// any, as in PyTorch), -1 when the window holds no input element; the
+/// plane has fewer than 2^31 elements. Every window scans its taps in
+/// row-major order, as argmaxOf does. A window's scan is a chain of
+/// unpredictable choices, which compiled to mispredicted branches (4 ns per
+/// tap); here the windows of the row advance a tap at a time: the tap's
+/// inputs are gathered into `vals` (stride sw), and one loop of blends,
+/// which the compiler vectorises, updates every window.
+void rowArgmax(const pdrt_conv_geom &g, const float *x, int64_t oy,
+               float *top, int32_t *at, float *vals) {
+  for (int64_t ox = 0; ox < g.ow; ++ox) {
+    top[ox] = 0.0f;
+    at[ox] = -1;
+  }
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    int64_t iy = oy * g.sh - g.pt + ky;
+    if (iy < 0 || iy >= g.h)
+      continue;
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      int64_t ox0, ox1;
+      validColumns(g, kx - g.pl, &ox0, &ox1);
+      int64_t n = ox1 - ox0, first = iy * g.w + ox0 * g.sw - g.pl + kx;
+      const float *src = x + first;
+      for (int64_t j = 0; j < n; ++j)
+        vals[j] = src[j * g.sw];
+      float *t = top + ox0;
+      int32_t *a = at + ox0, base = (int32_t)first, step = (int32_t)g.sw;
+      for (int32_t j = 0; j < (int32_t)n; ++j) {
+        float v = vals[j];
+        bool take = (a[j] < 0) | (v > t[j]) | (v != v);
+        t[j] = take ? v : t[j];
+        a[j] = take ? base + j * step : a[j];
+      }
+    }
+  }
+}
+
+/// Calls fn(plane, output index, input offset of the window's maximum
+/// within the plane or -1, its value) for every output.
+template <typename Fn>
+void forEachMax(const pdrt_conv_geom &g, const float *x, Fn fn) {
+  int64_t inPlane = g.h * g.w;
+  if (inPlane >= INT32_MAX) {
+    forEachWindow(g, [&](const pdrt_pool_window &win, int64_t plane,
+                         int64_t out) {
+      const float *in = x + plane * inPlane;
+      int64_t at = argmaxOf(g, in, win);
+      fn(plane, out, at, at < 0 ? 0.0f : in[at]);
+    });
+    return;
+  }
+  thread_local std::vector<float> top, vals;
+  thread_local std::vector<int32_t> at;
+  top.resize(g.ow);
+  vals.resize(g.ow);
+  at.resize(g.ow);
+  for (int64_t plane = 0; plane < g.n * g.c; ++plane)
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      rowArgmax(g, x + plane * inPlane, oy, top.data(), at.data(), vals.data());
+      int64_t out = (plane * g.oh + oy) * g.ow;
+      for (int64_t ox = 0; ox < g.ow; ++ox)
+        fn(plane, out + ox, (int64_t)at[ox], top[ox]);
+    }
 }
 
 /// Whether a pooling geometry is the common 2x2 window at stride 2 with
@@ -402,12 +467,8 @@ extern "C" void pdrt_max_pool2d(pdrt_ctx *ctx, const float *x, float *y,
     return forEachArgmax2x2(g, x, [&](int64_t, int64_t out, int64_t, float v) {
       y[out] = v;
     });
-  int64_t inPlane = g.h * g.w;
-  forEachWindow(g, [&](const pdrt_pool_window &win, int64_t plane,
-                       int64_t out) {
-    const float *in = x + plane * inPlane;
-    int64_t at = argmaxOf(g, in, win);
-    y[out] = at < 0 ? -INFINITY : in[at];
+  forEachMax(g, x, [&](int64_t, int64_t out, int64_t at, float v) {
+    y[out] = at < 0 ? -INFINITY : v;
   });
 }
 
@@ -419,14 +480,7 @@ extern "C" void pdrt_max_pool2d_grad(pdrt_ctx *ctx, const float *dy,
     return;
   int64_t inPlane = g.h * g.w;
   std::memset(dx, 0, sizeof(float) * g.n * g.c * inPlane);
-  if (isPlain2x2(g))
-    return forEachArgmax2x2(
-        g, x, [&](int64_t plane, int64_t out, int64_t at, float) {
-          dx[plane * inPlane + at] += dy[out];
-        });
-  forEachWindow(g, [&](const pdrt_pool_window &win, int64_t plane,
-                       int64_t out) {
-    int64_t at = argmaxOf(g, x + plane * inPlane, win);
+  forEachMax(g, x, [&](int64_t plane, int64_t out, int64_t at, float) {
     if (at >= 0)
       dx[plane * inPlane + at] += dy[out];
   });
