@@ -1,7 +1,8 @@
 //===- conv.cc - CPU kernels of conv ops ---------------------------------===//
 //
-// CPU implementations of runtime/include/pdrt/pdrt_conv.h: convolution as
-// im2col + OpenBLAS sgemm (col2im for the input gradient), batch
+// CPU implementations of runtime/include/pdrt/pdrt_conv.h: convolution
+// through oneDNN's primitives where they are faster (conv_onednn.h), else
+// as im2col + OpenBLAS sgemm (col2im for the input gradient), batch
 // normalization with batch statistics and the update of its running
 // statistics, and max/average pooling (pdrt_pad lives with the other
 // copies in tensor.cc). The index math is pdrt_conv_numerics.h's.

@@ -22,7 +22,9 @@ typedef struct pdrt_ctx pdrt_ctx;
 
 /// Grouped 2-D convolution (NCHW): y[n, m] = sum over the group's input
 /// channels of x (zero padded) correlated with w[m] ([m, c/group, kh, kw]),
-/// plus b[m] when b is not NULL. im2col + one sgemm per image and group.
+/// plus b[m] when b is not NULL. On the CPU oneDNN's direct convolution
+/// where it is faster (cpu/conv_onednn.h), else im2col + one sgemm per
+/// image and group.
 void pdrt_conv2d(pdrt_ctx *ctx, const float *x, const float *w, const float *b,
                  float *y, const int64_t *desc);
 
