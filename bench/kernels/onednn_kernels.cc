@@ -21,7 +21,7 @@
 // ResNet-18's convolutions at batch 8, the small and large benchmark GPTs'
 // layer norms ([tokens, n_embd]) and attention softmaxes ([B H T, T]).
 //
-// Build and run: bench/kernels/run.sh onednn_kernels
+// Build and run: bench/kernels/run.sh onednn_kernels [conv|bn|pool|ln|softmax]
 #include <dnnl.hpp>
 
 #include "bench_timing.h"
@@ -222,6 +222,47 @@ void benchConvolutions(Runtime &rt) {
 
 //===-- Batch norm and max pooling -----------------------------------------===//
 
+/// The buffers of a normalization (batch or layer norm) with scale and
+/// shift: data-shaped x, y, dy, dx; per-channel g, b, dg, db; statistics.
+struct NormBuffers {
+  std::vector<float> x, y, dy, dx, g, b, dg, db, mean, var;
+  NormBuffers(int64_t n, int64_t channels, int64_t stats)
+      : x(randomVector(n, 1)), y(n), dy(randomVector(n, 2)), dx(n),
+        g(randomVector(channels, 3)), b(randomVector(channels, 4)), dg(channels),
+        db(channels), mean(stats), var(stats) {}
+};
+
+/// Times a oneDNN normalization's forward (training: it writes the
+/// statistics) and backward (reading them) and prints its row.
+template <typename Fwd, typename Bwd>
+void timeOneDnnNorm(Runtime &rt, const char *name, const typename Fwd::primitive_desc &fpd,
+                    const typename Bwd::primitive_desc &bpd, const memory::desc &data,
+                    const memory::desc &chan, const memory::desc &stat, NormBuffers &nb) {
+  auto mem = [&](const memory::desc &d, std::vector<float> &v) {
+    return memory(d, rt.eng, v.data());
+  };
+  memory mx = mem(data, nb.x), my = mem(data, nb.y), mdy = mem(data, nb.dy),
+         mdx = mem(data, nb.dx), mg = mem(chan, nb.g), mb = mem(chan, nb.b),
+         mdg = mem(chan, nb.dg), mdb = mem(chan, nb.db), mmean = mem(stat, nb.mean),
+         mvar = mem(stat, nb.var);
+  Fwd fwd(fpd);
+  Bwd bwd(bpd);
+  double f = ms([&] {
+    fwd.execute(rt.st, {{DNNL_ARG_SRC, mx}, {DNNL_ARG_SCALE, mg}, {DNNL_ARG_SHIFT, mb},
+                        {DNNL_ARG_DST, my}, {DNNL_ARG_MEAN, mmean},
+                        {DNNL_ARG_VARIANCE, mvar}});
+  }, rt.st);
+  double bw = ms([&] {
+    bwd.execute(rt.st, {{DNNL_ARG_SRC, mx}, {DNNL_ARG_DIFF_DST, mdy},
+                        {DNNL_ARG_MEAN, mmean}, {DNNL_ARG_VARIANCE, mvar},
+                        {DNNL_ARG_SCALE, mg}, {DNNL_ARG_SHIFT, mb},
+                        {DNNL_ARG_DIFF_SRC, mdx}, {DNNL_ARG_DIFF_SCALE, mdg},
+                        {DNNL_ARG_DIFF_SHIFT, mdb}});
+  }, rt.st);
+  std::printf("%-28s %-8s %8.3f %8.3f  %s / %s\n", name, "plain", f, bw,
+              fpd.impl_info_str(), bpd.impl_info_str());
+}
+
 struct NormShape {
   const char *name;
   int64_t n, c, h, w;
@@ -239,18 +280,17 @@ void benchBatchNorm(Runtime &rt) {
   const float eps = 1e-5f;
   for (const NormShape &sh : shapes) {
     int64_t s = sh.h * sh.w, n = sh.n * sh.c * s;
-    auto x = randomVector(n, 1), dy = randomVector(n, 2), g = randomVector(sh.c, 3),
-         b = randomVector(sh.c, 4);
-    std::vector<float> y(n), dx(n), dg(sh.c), db(sh.c), rm(sh.c), rv(sh.c, 1.0f),
-        mean(sh.c), var(sh.c);
+    NormBuffers nb(n, sh.c, sh.c);
+    std::vector<float> rm(sh.c), rv(sh.c, 1.0f);
     double f = ms([&] {
-      pdrt_batch_norm(nullptr, x.data(), g.data(), b.data(), y.data(), sh.n, sh.c, s, eps);
-      pdrt_batch_norm_running_stats(nullptr, x.data(), rm.data(), rv.data(), sh.n,
+      pdrt_batch_norm(nullptr, nb.x.data(), nb.g.data(), nb.b.data(), nb.y.data(), sh.n,
+                      sh.c, s, eps);
+      pdrt_batch_norm_running_stats(nullptr, nb.x.data(), rm.data(), rv.data(), sh.n,
                                     sh.c, s, 0.9f);
     }, rt.st);
     double bw = ms([&] {
-      pdrt_batch_norm_grad(nullptr, dy.data(), x.data(), g.data(), dx.data(),
-                           dg.data(), db.data(), sh.n, sh.c, s, eps);
+      pdrt_batch_norm_grad(nullptr, nb.dy.data(), nb.x.data(), nb.g.data(), nb.dx.data(),
+                           nb.dg.data(), nb.db.data(), sh.n, sh.c, s, eps);
     }, rt.st);
     std::printf("%-28s %-8s %8.3f %8.3f  %s\n", sh.name, "pdrt", f, bw, "");
     memory::desc data({sh.n, sh.c, sh.h, sh.w}, f32, tag::nchw), chan({sh.c}, f32, tag::a);
@@ -261,28 +301,10 @@ void benchBatchNorm(Runtime &rt) {
     auto bpd = batch_normalization_backward::primitive_desc(
         batch_normalization_backward::desc(prop_kind::backward, data, data, eps, flags),
         rt.eng, fpd);
-    memory mx(data, rt.eng, x.data()), my(data, rt.eng, y.data()), mdy(data, rt.eng, dy.data()),
-        mdx(data, rt.eng, dx.data()), mg(chan, rt.eng, g.data()), mb(chan, rt.eng, b.data()),
-        mdg(chan, rt.eng, dg.data()), mdb(chan, rt.eng, db.data()),
-        mmean(chan, rt.eng, mean.data()), mvar(chan, rt.eng, var.data());
-    batch_normalization_forward fwd(fpd);
-    batch_normalization_backward bwd(bpd);
     // oneDNN returns the batch statistics; the running statistics' update
     // (one pass over c numbers) is left out of its time.
-    f = ms([&] {
-      fwd.execute(rt.st, {{DNNL_ARG_SRC, mx}, {DNNL_ARG_SCALE, mg}, {DNNL_ARG_SHIFT, mb},
-                          {DNNL_ARG_DST, my}, {DNNL_ARG_MEAN, mmean},
-                          {DNNL_ARG_VARIANCE, mvar}});
-    }, rt.st);
-    bw = ms([&] {
-      bwd.execute(rt.st, {{DNNL_ARG_SRC, mx}, {DNNL_ARG_DIFF_DST, mdy},
-                          {DNNL_ARG_MEAN, mmean}, {DNNL_ARG_VARIANCE, mvar},
-                          {DNNL_ARG_SCALE, mg}, {DNNL_ARG_SHIFT, mb},
-                          {DNNL_ARG_DIFF_SRC, mdx},
-                          {DNNL_ARG_DIFF_SCALE, mdg}, {DNNL_ARG_DIFF_SHIFT, mdb}});
-    }, rt.st);
-    std::printf("%-28s %-8s %8.3f %8.3f  %s / %s\n", sh.name, "plain", f, bw,
-                fpd.impl_info_str(), bpd.impl_info_str());
+    timeOneDnnNorm<batch_normalization_forward, batch_normalization_backward>(
+        rt, sh.name, fpd, bpd, data, chan, chan, nb);
   }
 }
 
@@ -350,16 +372,14 @@ void benchLayerNorm(Runtime &rt) {
               "implementation");
   const float eps = 1e-5f;
   for (const Rows &r : shapes) {
-    int64_t n = r.rows * r.cols;
-    auto x = randomVector(n, 1), dy = randomVector(n, 2), g = randomVector(r.cols, 3),
-         b = randomVector(r.cols, 4);
-    std::vector<float> y(n), dx(n), dg(r.cols), db(r.cols), mean(r.rows), var(r.rows);
+    NormBuffers nb(r.rows * r.cols, r.cols, r.rows);
     double f = ms([&] {
-      pdrt_layer_norm(nullptr, x.data(), g.data(), b.data(), y.data(), r.rows, r.cols, eps);
+      pdrt_layer_norm(nullptr, nb.x.data(), nb.g.data(), nb.b.data(), nb.y.data(), r.rows,
+                      r.cols, eps);
     }, rt.st);
     double bw = ms([&] {
-      pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), nullptr, dx.data(),
-                           dg.data(), db.data(), r.rows, r.cols, eps);
+      pdrt_layer_norm_grad(nullptr, nb.dy.data(), nb.x.data(), nb.g.data(), nullptr,
+                           nb.dx.data(), nb.dg.data(), nb.db.data(), r.rows, r.cols, eps);
     }, rt.st);
     std::printf("%-28s %-8s %8.3f %8.3f  %s\n", r.name, "pdrt", f, bw, "");
     memory::desc data({r.rows, r.cols}, f32, tag::ab), stat({r.rows}, f32, tag::a),
@@ -373,26 +393,8 @@ void benchLayerNorm(Runtime &rt) {
         layer_normalization_backward::desc(prop_kind::backward, data, data, stat, eps,
                                            flags),
         rt.eng, fpd);
-    memory mx(data, rt.eng, x.data()), my(data, rt.eng, y.data()), mdy(data, rt.eng, dy.data()),
-        mdx(data, rt.eng, dx.data()), mg(chan, rt.eng, g.data()), mb(chan, rt.eng, b.data()),
-        mdg(chan, rt.eng, dg.data()), mdb(chan, rt.eng, db.data()),
-        mmean(stat, rt.eng, mean.data()), mvar(stat, rt.eng, var.data());
-    layer_normalization_forward fwd(fpd);
-    layer_normalization_backward bwd(bpd);
-    f = ms([&] {
-      fwd.execute(rt.st, {{DNNL_ARG_SRC, mx}, {DNNL_ARG_SCALE, mg}, {DNNL_ARG_SHIFT, mb},
-                          {DNNL_ARG_DST, my}, {DNNL_ARG_MEAN, mmean},
-                          {DNNL_ARG_VARIANCE, mvar}});
-    }, rt.st);
-    bw = ms([&] {
-      bwd.execute(rt.st, {{DNNL_ARG_SRC, mx}, {DNNL_ARG_DIFF_DST, mdy},
-                          {DNNL_ARG_MEAN, mmean}, {DNNL_ARG_VARIANCE, mvar},
-                          {DNNL_ARG_SCALE, mg}, {DNNL_ARG_SHIFT, mb},
-                          {DNNL_ARG_DIFF_SRC, mdx},
-                          {DNNL_ARG_DIFF_SCALE, mdg}, {DNNL_ARG_DIFF_SHIFT, mdb}});
-    }, rt.st);
-    std::printf("%-28s %-8s %8.3f %8.3f  %s / %s\n", r.name, "plain", f, bw,
-                fpd.impl_info_str(), bpd.impl_info_str());
+    timeOneDnnNorm<layer_normalization_forward, layer_normalization_backward>(
+        rt, r.name, fpd, bpd, data, chan, stat, nb);
   }
 }
 
