@@ -326,16 +326,24 @@ TEST(Pool, MaxPoolValuesAndGradient) {
             true);
 }
 
-TEST(Pool, Plain2x2MaxPoolMatchesNaiveWindows) {
-  // The 2x2 / stride 2 fast path (odd sizes drop the last row and column)
-  // against a naive scan, NaNs included (PyTorch: the last NaN wins).
-  std::vector<int64_t> d = makeDesc(2, 3, 7, 9, 3, 2, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 3);
-  const int64_t h = 7, w = 9, oh = d[7], ow = d[8];
+/// The plain 2x2 / stride 2 pooling of 2 x 3 planes of h x w (odd sizes
+/// drop the last row and column) against a naive scan (the first maximum;
+/// PyTorch's rule for NaNs: the last NaN wins), with three NaNs in window
+/// (0, 1) of plane 0 and, when the row has more than 8 windows, a
+/// four-way tie in window (0, 9) and NaNs in windows (0, 10) and (0, 11).
+void checkPlain2x2(int64_t h, int64_t w) {
+  std::vector<int64_t> d = makeDesc(2, 3, h, w, 3, 2, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 3);
+  const int64_t oh = d[7], ow = d[8];
   std::vector<float> x = randomVector(2 * 3 * h * w, 11);
-  // Three NaNs in window (0, 1) of plane 0 (rows 0-1, columns 2-3).
   x[3] = NAN;
   x[w + 2] = NAN;
   x[w + 3] = NAN;
+  if (ow > 11) {
+    for (int64_t k : {int64_t(18), int64_t(19), 18 + w, 19 + w})
+      x[k] = 5.0f;
+    x[21] = NAN;
+    x[22 + w] = NAN;
+  }
   std::vector<float> r = randomVector(2 * 3 * oh * ow, 12);
   std::vector<float> y(r.size()), dx(x.size()), want(r.size()), wantDx(x.size());
   for (int64_t p = 0; p < 2 * 3; ++p)
@@ -357,7 +365,19 @@ TEST(Pool, Plain2x2MaxPoolMatchesNaiveWindows) {
   EXPECT_EQ(dx, wantDx);
   EXPECT_TRUE(std::isnan(y[1]));
   EXPECT_EQ(dx[w + 3], r[1]);
+  if (ow > 11) {
+    EXPECT_EQ(dx[18], r[9]); // the tie goes to the first
+    EXPECT_EQ(dx[19], 0.0f);
+    EXPECT_EQ(dx[22 + w], r[11]);
+  }
   checkPool(d, true);
+}
+
+TEST(Pool, Plain2x2MaxPoolMatchesNaiveWindows) {
+  checkPlain2x2(7, 7);   // 3 windows a row: one at a time
+  checkPlain2x2(7, 9);   // 4 a row: a block of 4
+  checkPlain2x2(5, 37);  // 18 a row: blocks of 8, 8, then one at a time
+  checkPlain2x2(4, 28);  // 14 a row: 8, 4, then one at a time
 }
 
 TEST(Pool, AveragePoolDivisors) {
