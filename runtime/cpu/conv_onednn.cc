@@ -270,9 +270,12 @@ bool execute(Cache &c, Entry &e, const std::vector<const void *> &buffers) {
     for (size_t i = 0; i < e.operands.size(); ++i) {
       Operand &op = e.operands[i];
       op.plain.set_data_handle(const_cast<void *>(buffers[i]));
-      if (op.convert)
-        op.inner.set_data_handle(
-            c.scratch[op.scratch].get(op.inner.get_desc().get_size()));
+      if (!op.convert)
+        continue;
+      void *inner = c.scratch[op.scratch].get(op.inner.get_desc().get_size());
+      if (!inner)
+        return false; // out of memory: conv.cc's kernel needs less
+      op.inner.set_data_handle(inner);
     }
     for (Operand &op : e.operands)
       if (op.convert && !op.output)
