@@ -422,11 +422,12 @@ def side_pdc(args, model):
 def pdc_measure(args, model, d, schedule):
     """A round of one pdc configuration: the first compiles its plan."""
     plan = os.path.join(model.dir, f"pdc-d{d}-{schedule}")
-    compiled = []
+    compiled = False
     def measure():
+        nonlocal compiled
         if not compiled:
             compile_plan(args, model, d, schedule, plan)
-            compiled.append(plan)
+            compiled = True
         return pdc_run(args, model, d, plan)
     return measure
 

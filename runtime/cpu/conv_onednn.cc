@@ -233,12 +233,16 @@ std::unique_ptr<Entry> createBackwardWeights(Cache &c, const pdrt_conv_geom &g) 
   return e;
 }
 
+/// The geometry's descriptor words (the cache keys).
+std::array<int64_t, PDRT_CONV_DESC_WORDS> wordsOf(const pdrt_conv_geom &g) {
+  return {g.n,  g.c,  g.h,  g.w,  g.m,  g.kh, g.kw, g.oh,    g.ow,   g.sh,
+          g.sw, g.pt, g.pl, g.pb, g.pr, g.dh, g.dw, g.group, g.flags};
+}
+
 /// The cached primitive of (pass, g, bias), created on first use; null
 /// when oneDNN cannot run it.
-Entry *lookup(Cache &c, Pass pass, const pdrt_conv_geom &g, const int64_t *words,
-              bool bias) {
-  Key key{pass, bias, {}};
-  std::copy(words, words + PDRT_CONV_DESC_WORDS, key.desc.begin());
+Entry *lookup(Cache &c, Pass pass, const pdrt_conv_geom &g, bool bias) {
+  Key key{pass, bias, wordsOf(g)};
   auto it = c.entries.find(key);
   if (it != c.entries.end())
     return it->second.get();
@@ -291,12 +295,6 @@ bool execute(Cache &c, Entry &e, const std::vector<const void *> &buffers) {
   return true;
 }
 
-/// The geometry's descriptor words (the cache keys).
-std::array<int64_t, PDRT_CONV_DESC_WORDS> wordsOf(const pdrt_conv_geom &g) {
-  return {g.n,  g.c,  g.h,  g.w,  g.m,  g.kh, g.kw, g.oh,    g.ow,   g.sh,
-          g.sw, g.pt, g.pl, g.pb, g.pr, g.dh, g.dw, g.group, g.flags};
-}
-
 /// Geometries left to conv.cc: empty tensors and unset dilations.
 bool runnable(const pdrt_conv_geom &g) {
   return g.n > 0 && g.c > 0 && g.m > 0 && g.h > 0 && g.w > 0 && g.oh > 0 &&
@@ -308,7 +306,7 @@ bool run(Pass pass, const pdrt_conv_geom &g, bool bias,
   Cache &c = cache();
   if (!c.on || !runnable(g) || !preferOneDnn(pass, g))
     return false;
-  Entry *e = lookup(c, pass, g, wordsOf(g).data(), bias);
+  Entry *e = lookup(c, pass, g, bias);
   return e && execute(c, *e, buffers);
 }
 
