@@ -451,7 +451,10 @@ def plan_flops(args, model):
         return None
     with open(os.path.join(plan, "plan.json")) as f:
         ops = json.load(f)["stage_ops"]
-    per_microbatch = sum(s["forward_flops"] + s["backward_flops"] for s in ops)
+    # The dense model's work: a causal GEMM's skipped blocks count, as
+    # every other side computes them.
+    per_microbatch = sum(s["forward_flops"] + s["backward_flops"] +
+                         s.get("skipped_flops", 0) for s in ops)
     return per_microbatch * model.config["microbatches"]
 
 

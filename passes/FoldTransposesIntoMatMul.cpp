@@ -113,7 +113,7 @@ struct FoldResultTranspose : public OpRewritePattern<TransposeOp> {
           mm.getTransposeLhsAttr(), mm.getTransposeRhsAttr(),
           mm.getLhsPermAttr(), mm.getRhsPermAttr(),
           rewriter.getDenseI64ArrayAttr(perm), mm.getLhsSelectAttr(),
-          mm.getRhsSelectAttr());
+          mm.getRhsSelectAttr(), /*triangle=*/nullptr);
       fused->setDiscardableAttrs(mm->getDiscardableAttrDictionary());
       rewriter.replaceOp(transpose, fused.getResult());
       rewriter.eraseOp(mm);
@@ -131,7 +131,7 @@ struct FoldResultTranspose : public OpRewritePattern<TransposeOp> {
         mm.getTransposeLhs() ? UnitAttr() : rewriter.getUnitAttr(),
         mm.getRhsPermAttr(), mm.getLhsPermAttr(),
         rewriter.getDenseI64ArrayAttr(swapped), mm.getRhsSelectAttr(),
-        mm.getLhsSelectAttr());
+        mm.getLhsSelectAttr(), /*triangle=*/nullptr);
     fused->setDiscardableAttrs(mm->getDiscardableAttrDictionary());
     rewriter.replaceOp(transpose, fused.getResult());
     rewriter.eraseOp(mm);

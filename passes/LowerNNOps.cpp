@@ -248,11 +248,13 @@ static void populateNormalizations(RuntimePatterns &patterns) {
   });
   patterns.add<MaskedSoftmaxGradOp>(
       [](MaskedSoftmaxGradOp s, RuntimeCallBuilder &b) {
-        int64_t dim = shapeOf(s).back();
+        auto shape = shapeOf(s);
+        int64_t dim = shape.back();
+        int64_t causalRows = s.getCausal() ? shape[shape.size() - 2] : 0;
         b.call(RuntimeFn::pdrt_masked_softmax_grad,
                {b.ctx(), b.address(s.getGrad()), b.address(s.getOutput()),
                 b.address(s), b.i64(numel(s) / dim), b.i64(dim),
-                b.f32(s.getScale().convertToFloat())});
+                b.f32(s.getScale().convertToFloat()), b.i64(causalRows)});
         return success();
       });
   patterns.add<LayerNormOp>([](LayerNormOp n, RuntimeCallBuilder &b) {

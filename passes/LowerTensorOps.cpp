@@ -201,7 +201,8 @@ static LogicalResult lowerSlice(RuntimeCallBuilder &b, SliceOp sl) {
 
 /// One pdrt_batch_matmul over the batch of trailing [m, k] x [k, n].
 /// pdrt_batch_matmul_strided for operands or a result stored in another
-/// dim order, or operands that are a part of their stored tensor.
+/// dim order, operands that are a part of their stored tensor, or a GEMM
+/// that skips a causal triangle.
 static LogicalResult lowerStridedBatchMatMul(RuntimeCallBuilder &b,
                                              BatchMatMulOp mm) {
   auto a = BatchMatMulOp::stridedOperand(shapeOf(mm.getLhs()), mm.getLhsPerm(),
@@ -221,7 +222,9 @@ static LogicalResult lowerStridedBatchMatMul(RuntimeCallBuilder &b,
   words.append(lhs.begin(), lhs.end() - 2);
   for (const auto *layout : {&*a, &*bm, &*c})
     words.append(layout->batchStrides.begin(), layout->batchStrides.end());
-  words.append({m, n, k, a->transpose, bm->transpose, a->ld, bm->ld, c->ld});
+  words.append({m, n, k, a->transpose, bm->transpose, a->ld, bm->ld, c->ld,
+                mm.getTriangle() ? (int64_t)*mm.getTriangle()
+                                 : (int64_t)PDRT_DENSE});
   // A selected operand starts at its part's offset in the stored tensor.
   auto part = [&](Value operand, std::optional<ArrayRef<int64_t>> select) {
     int64_t at = BatchMatMulOp::selectOffset(shapeOf(operand), select);
@@ -235,9 +238,15 @@ static LogicalResult lowerStridedBatchMatMul(RuntimeCallBuilder &b,
   return success();
 }
 
+static_assert((int)Triangle::ResultLower == PDRT_RESULT_LOWER &&
+                  (int)Triangle::LhsLower == PDRT_LHS_LOWER &&
+                  (int)Triangle::LhsUpper == PDRT_LHS_UPPER &&
+                  getMaxEnumValForTriangle() == PDRT_LHS_UPPER,
+              "pd Triangle differs from runtime/include/pdrt/pdrt_codes.h");
+
 static LogicalResult lowerBatchMatMul(RuntimeCallBuilder &b, BatchMatMulOp mm) {
   if (mm.getLhsPerm() || mm.getRhsPerm() || mm.getResultPerm() ||
-      mm.getLhsSelect() || mm.getRhsSelect())
+      mm.getLhsSelect() || mm.getRhsSelect() || mm.getTriangle())
     return lowerStridedBatchMatMul(b, mm);
   auto out = shapeOf(mm);
   int64_t m = out[out.size() - 2], n = out.back();

@@ -11,7 +11,7 @@ trap 'rm -rf "$out"' EXIT
 pdrt=()
 if grep -q '"pdrt/pdrt.h"' "$here/$name.cc"; then
   [ -f "$root/build/lib/libpdrt_core.a" ] || { echo "build pdc first (build/lib/libpdrt_core.a)" >&2; exit 1; }
-  pdrt=(-I"$root/runtime/include" -I"$root/runtime" "$root/build/lib/libpdrt_core.a" $(mpicxx --showme:link))
+  pdrt=(-I"$root/runtime/include" -I"$root/runtime" "$root/build/lib/libpdrt_core.a" $(mpicxx --showme:link) -fopenmp)
 fi
 c++ -O2 -std=c++17 "$here/$name.cc" -I/usr/include/x86_64-linux-gnu/openblas-pthread \
   "${pdrt[@]}" -lopenblas -ldnnl -lsleef -o "$out/$name"

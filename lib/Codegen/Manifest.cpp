@@ -136,7 +136,8 @@ json::Value mlir::pd::buildPlanJson(ArrayRef<StageInfo> stages,
     stageOps.push_back(json::Object{{"stage", s.stage},
                                     {"params", std::move(names)},
                                     {"forward_flops", s.forwardFlops},
-                                    {"backward_flops", s.backwardFlops}});
+                                    {"backward_flops", s.backwardFlops},
+                                    {"skipped_flops", s.skippedFlops}});
   }
   int64_t batch = o.microbatch * o.microbatches * o.replicas;
   // Tied parameters (a copy on each owner stage), once each, by name.

@@ -49,6 +49,8 @@ static void collectOps(func::FuncOp fn, bool forward, StageInfo &info) {
   fn.walk([&](Operation *op) {
     if (auto cost = dyn_cast<CostOpInterface>(op))
       (forward ? info.forwardFlops : info.backwardFlops) += cost.getFlops();
+    if (auto mm = dyn_cast<BatchMatMulOp>(op); mm && mm.getTriangle())
+      info.skippedFlops += mm.getDenseFlops() - mm.getFlops();
     if (auto in = dyn_cast<InputOp>(op)) {
       StageInput input;
       input.index = in.getIndex();

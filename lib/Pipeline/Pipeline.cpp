@@ -38,6 +38,9 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
   // Q, K and V read by those GEMMs in place from the fused QKV projection
   // instead of sliced out of it.
   pm.addPass(createFoldSlicesIntoMatMulPass());
+  // Under a causal mask, attention's GEMMs skip the blocks above the
+  // diagonal that the mask zeroes or never reads.
+  pm.addPass(createMarkCausalGemmsPass());
   // Trees of single-use elementwise ops: one pass over memory each.
   pm.addPass(createFuseElementwiseChainsPass());
 }

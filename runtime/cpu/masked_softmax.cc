@@ -3,10 +3,11 @@
 // y = softmax(mask ? scale * x : -inf) per row, and its gradient. A causal
 // mask keeps a prefix of every row: only the prefix is exponentiated and
 // the tail is zeroed, which halves the exp work of causal attention. Other
-// masks go through a row of -inf. The sums and the gradient's dot products
-// are in double over 16 lanes (vmath::sum, vmath::dot), as in pdrt_softmax
-// and pdrt_softmax_grad, whose bits they reproduce: a serial double sum
-// was one 4-cycle dependency per element.
+// masks go through a row of -inf. Under the causal mask the gradient reads
+// each row's prefix only (the GEMM before it skipped the tail). The sums
+// and the gradient's dot products are in double over 16 lanes (vmath::sum,
+// vmath::dot), as in pdrt_softmax and pdrt_softmax_grad, whose bits they
+// reproduce: a serial double sum was one 4-cycle dependency per element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,14 +103,18 @@ extern "C" void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x,
 extern "C" void pdrt_masked_softmax_grad(pdrt_ctx *ctx, const float *dy,
                                          const float *y, float *dx,
                                          int64_t rows, int64_t dim,
-                                         float scale) {
+                                         float scale, int64_t causal_rows) {
   if (pdrt::hasError(ctx))
     return;
   for (int64_t r = 0; r < rows; ++r) {
     const float *dyr = dy + r * dim, *yr = y + r * dim;
     float *dxr = dx + r * dim;
-    float s = (float)pdrt::vmath::dot(dyr, yr, dim);
-    for (int64_t k = 0; k < dim; ++k)
+    // A causal row's tail has y = 0; its dy was not computed
+    // (PDRT_RESULT_LOWER), so only the prefix is read.
+    int64_t n = causal_rows > 0 ? std::min(r % causal_rows + 1, dim) : dim;
+    float s = (float)pdrt::vmath::dot(dyr, yr, n);
+    for (int64_t k = 0; k < n; ++k)
       dxr[k] = scale * (yr[k] * (dyr[k] - s));
+    std::memset(dxr + n, 0, (dim - n) * sizeof(float));
   }
 }

@@ -1,4 +1,4 @@
-// RUN: pd-opt %s --pd-lower-to-runtime=stage=0 | FileCheck %s
+// RUN: pd-opt %s --pd-lower-to-runtime=stage=0 --split-input-file | FileCheck %s
 
 // Attention's Q K^T read in place from the QKV projection: one
 // pdrt_batch_matmul_strided whose operands start at their part of the
@@ -6,7 +6,8 @@
 // whose descriptor carries the strides of the stored tensor: batch dims
 // [2, 4], A's batch strides [1536, 16] and B's the same, C's [256, 64];
 // m = n = 8, k = 16; A as stored (row stride 192 = 3 * 4 * 16), B read
-// transposed through the same row stride; C's rows 8 apart.
+// transposed through the same row stride; C's rows 8 apart; dense (the
+// last word, PDRT_DENSE).
 
 module attributes {pd.num_stages = 1 : i64} {
   func.func @stage0_forward() attributes {pd.phase = #pd.phase<forward>, pd.stage = 0 : i64} {
@@ -22,7 +23,7 @@ module attributes {pd.num_stages = 1 : i64} {
   }
 }
 
-// CHECK: llvm.mlir.global internal constant @[[DESC:__pd_desc_[0-9]+]](dense<[2, 2, 4, 1536, 16, 1536, 16, 256, 64, 8, 8, 16, 0, 1, 192, 192, 8]> : tensor<17xi64>)
+// CHECK: llvm.mlir.global internal constant @[[DESC:__pd_desc_[0-9]+]](dense<[2, 2, 4, 1536, 16, 1536, 16, 256, 64, 8, 8, 16, 0, 1, 192, 192, 8, 0]> : tensor<18xi64>)
 // CHECK: llvm.func @pd_stage_forward(%[[CTX:.+]]: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %[[S:.+]]: !llvm.ptr, %[[WS:.+]]: !llvm.ptr, %{{.+}}: !llvm.ptr)
 // CHECK: llvm.call @pdrt_load_input
 // CHECK-NEXT: %[[QKV:.+]] = llvm.getelementptr %[[S]][0]
@@ -30,3 +31,33 @@ module attributes {pd.num_stages = 1 : i64} {
 // CHECK: %[[OUT:.+]] = llvm.getelementptr %[[WS]][0]
 // CHECK: %[[D:.+]] = llvm.mlir.addressof @[[DESC]]
 // CHECK: llvm.call @pdrt_batch_matmul_strided(%[[CTX]], %[[QKV]], %[[K]], %[[OUT]], %[[D]])
+
+// -----
+
+// Causal attention's P V and its softmax gradient: the GEMM's descriptor
+// ends in its triangle (PDRT_LHS_LOWER = 2) even for contiguous operands,
+// and the causal gradient passes its rows' matrix size (8) as
+// causal_rows.
+
+module attributes {pd.num_stages = 1 : i64} {
+  func.func @stage0_forward() attributes {pd.phase = #pd.phase<forward>, pd.stage = 0 : i64} {
+    %0 = pd.input 0 "p" {pd.buffer = #pd.buffer<stash, 0>} : tensor<2x8x8xf32>
+    %1 = pd.input 1 "v" {pd.buffer = #pd.buffer<stash, 512>} : tensor<2x8x16xf32>
+    %2 = pd.batch_matmul %0, %1 {pd.buffer = #pd.buffer<workspace, 0>, triangle = #pd.triangle<lhs_lower>} : tensor<2x8x8xf32>, tensor<2x8x16xf32> -> tensor<2x8x16xf32>
+    %3 = pd.masked_softmax_grad %0, %0 {causal, pd.buffer = #pd.buffer<workspace, 1024>, scale = 5.000000e-01 : f32} : tensor<2x8x8xf32>
+    return
+  }
+  func.func @stage0_backward() attributes {pd.phase = #pd.phase<backward>, pd.stage = 0 : i64} {
+    %0 = pd.grad_seed {pd.buffer = #pd.buffer<workspace, 0>} : tensor<f32>
+    pd.report_loss %0 : tensor<f32>
+    return
+  }
+}
+
+// CHECK: llvm.mlir.global internal constant @[[DESC:__pd_desc_[0-9]+]](dense<[1, 2, 64, 128, 128, 8, 16, 8, 0, 0, 8, 16, 16, 2]> : tensor<14xi64>)
+// CHECK: llvm.call @pdrt_batch_matmul_strided(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}})
+// CHECK: %[[ROWS:.+]] = llvm.mlir.constant(16 : i64)
+// CHECK-NEXT: %[[DIM:.+]] = llvm.mlir.constant(8 : i64)
+// CHECK-NEXT: %[[SCALE:.+]] = llvm.mlir.constant(5.000000e-01 : f32)
+// CHECK-NEXT: %[[CAUSAL:.+]] = llvm.mlir.constant(8 : i64)
+// CHECK-NEXT: llvm.call @pdrt_masked_softmax_grad(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[ROWS]], %[[DIM]], %[[SCALE]], %[[CAUSAL]])

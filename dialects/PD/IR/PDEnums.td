@@ -59,6 +59,18 @@ def PD_GeluApproximation : PD_I32Enum<"GeluApproximation",
   I32EnumAttrCase<"Tanh", 1, "tanh">
 ]>;
 
+// What pd-mark-causal-gemms proved of a square matrix of pd.batch_matmul
+// under a causal mask, numbered as the runtime's pdrt_triangle
+// (runtime/include/pdrt/pdrt_codes.h): the kernel skips the blocks it
+// names. result_lower: only C's lower triangle (j <= i) is read, the rest
+// may hold anything; lhs_lower: op(A)[i, k] = 0 for k > i; lhs_upper:
+// op(A)[i, k] = 0 for k < i.
+def PD_Triangle : PD_I32Enum<"Triangle", "a causal GEMM's skipped triangle", [
+  I32EnumAttrCase<"ResultLower", 1, "result_lower">,
+  I32EnumAttrCase<"LhsLower", 2, "lhs_lower">,
+  I32EnumAttrCase<"LhsUpper", 3, "lhs_upper">
+]>;
+
 // The elementwise unary math functions, numbered as the runtime's
 // pdrt_unary_kind (runtime/include/pdrt/pdrt_codes.h); the lowering checks
 // the two tables agree at build time.

@@ -87,6 +87,7 @@ def PD_PhaseAttr : PD_EnumAttr<PD_Phase, "phase">;
 def PD_OptimizerAttr : PD_EnumAttr<PD_Optimizer, "optimizer">;
 def PD_GeluApproximationAttr : PD_EnumAttr<PD_GeluApproximation, "gelu">;
 def PD_UnaryKindAttr : PD_EnumAttr<PD_UnaryKind, "unary_kind">;
+def PD_TriangleAttr : PD_EnumAttr<PD_Triangle, "triangle">;
 
 // "2bw" is not an MLIR keyword, so schedules are written as strings.
 def PD_ScheduleParameter : EnumParameter<PD_Schedule> {

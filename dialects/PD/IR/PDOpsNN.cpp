@@ -329,11 +329,21 @@ LogicalResult MaskedSoftmaxOp::verify() {
   return success();
 }
 
+LogicalResult MaskedSoftmaxGradOp::verify() {
+  auto shape = cast<RankedTensorType>(getType()).getShape();
+  if (getCausal() &&
+      (shape.size() < 2 || shape[shape.size() - 2] != shape.back()))
+    return emitOpError("causal needs [..., T, T] rows, got ")
+           << shapeStr(shape);
+  return success();
+}
+
 LogicalResult MaskedSoftmaxOp::buildVJP(OpBuilder &b,
                                         ArrayRef<Value> resultGrads,
                                         SmallVectorImpl<Value> &operandGrads) {
   operandGrads.push_back(b.create<MaskedSoftmaxGradOp>(
-      getLoc(), getType(), resultGrads[0], getResult(), getScaleAttr()));
+      getLoc(), getType(), resultGrads[0], getResult(), getScaleAttr(),
+      /*causal=*/nullptr));
   if (getMask())
     operandGrads.push_back(Value());
   return success();

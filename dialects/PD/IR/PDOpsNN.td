@@ -297,16 +297,21 @@ def PD_MaskedSoftmaxGradOp : PD_Op<"masked_softmax_grad", [Pure,
   let summary = "Gradient of pd.masked_softmax from its output.";
   let description = [{
     dx = scale * y * (dy - sum(dy * y)) along the last axis; masked
-    elements have y = 0 and so get dx = 0.
+    elements have y = 0 and so get dx = 0. With `causal` (set by
+    pd-mark-causal-gemms) the rows are those of [T, T] matrices under the
+    causal mask: row i of each keeps its first i + 1 elements, dy is read
+    there only (its tail may hold anything) and dx is zero after them.
 
     ```mlir
     %dx = pd.masked_softmax_grad %dy, %y {scale = 1.250000e-01 : f32} : tensor<2x4x8x8xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$output,
-                       DefaultValuedAttr<F32Attr, "1.0f">:$scale);
+                       DefaultValuedAttr<F32Attr, "1.0f">:$scale,
+                       UnitAttr:$causal);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = "$grad `,` $output attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 def PD_LayerNormOp : PD_Op<"layer_norm", [Pure,

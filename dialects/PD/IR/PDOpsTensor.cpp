@@ -345,6 +345,14 @@ LogicalResult BatchMatMulOp::verify() {
   if (getResultPerm() &&
       !stridedResult(getType().getShape(), getResultPerm()))
     return emitOpError("result_perm does not keep the columns innermost");
+  if (auto triangle = getTriangle()) {
+    bool result = *triangle == Triangle::ResultLower;
+    if (result ? m != n : m != k)
+      return emitOpError("triangle = ")
+             << stringifyTriangle(*triangle) << " needs a square "
+             << (result ? "result" : "lhs") << " matrix, got ["
+             << m << "," << (result ? n : k) << "]";
+  }
   return success();
 }
 
@@ -361,7 +369,8 @@ static Value buildBatchMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs,
                                  /*rhs_perm=*/nullptr,
                                  /*result_perm=*/nullptr,
                                  /*lhs_select=*/nullptr,
-                                 /*rhs_select=*/nullptr);
+                                 /*rhs_select=*/nullptr,
+                                 /*triangle=*/nullptr);
 }
 
 LogicalResult BatchMatMulOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
@@ -380,7 +389,37 @@ LogicalResult BatchMatMulOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+/// The multiply-adds of one GEMM that skips `triangle`'s blocks, as
+/// pdrt_batch_matmul_strided does: column blocks of C from the diagonal
+/// down (result_lower), row blocks of C over op(A)'s nonzero columns
+/// (lhs_lower, lhs_upper); blocks of PDRT_CAUSAL_BLOCK.
+static int64_t triangleMacs(Triangle triangle, int64_t m, int64_t n,
+                            int64_t k) {
+  constexpr int64_t block = 32; // PDRT_CAUSAL_BLOCK
+  int64_t macs = 0;
+  for (int64_t at = 0; at < m; at += block) {
+    int64_t size = std::min(block, m - at);
+    if (triangle == Triangle::ResultLower)
+      macs += (m - at) * size * k;
+    else if (triangle == Triangle::LhsLower)
+      macs += size * n * (at + size);
+    else
+      macs += size * n * (k - at);
+  }
+  return macs;
+}
+
 int64_t BatchMatMulOp::getFlops() {
+  auto triangle = getTriangle();
+  if (!triangle)
+    return getDenseFlops();
+  auto [m, k] = matrixDims(getLogicalLhsShape(), getTransposeLhs());
+  int64_t n = getType().getShape().back();
+  int64_t matrices = numElements(getResult()) / std::max<int64_t>(m * n, 1);
+  return 2 * matrices * triangleMacs(*triangle, m, n, k);
+}
+
+int64_t BatchMatMulOp::getDenseFlops() {
   return 2 * numElements(getResult()) *
          matrixDims(getLogicalLhsShape(), getTransposeLhs()).second;
 }

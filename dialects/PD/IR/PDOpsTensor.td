@@ -146,6 +146,14 @@ def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
     differentiation, from the slices that split attention's fused QKV
     projection into Q, K and V.
 
+    `triangle` says which blocks of a square matrix the kernel may skip
+    (pd-mark-causal-gemms sets it around a causal pd.masked_softmax):
+    `result_lower`, C is square and only its lower triangle (j <= i) is
+    read, so the kernel leaves the blocks above the diagonal unwritten;
+    `lhs_lower` / `lhs_upper`, op(A) is square and zero above / below its
+    diagonal, so each row block of C sums over the nonzero part of its
+    rows only. Attention's six GEMMs then do 55-65% of the dense work.
+
     ```mlir
     %s = pd.batch_matmul %q, %k {transpose_rhs} : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
     %t = pd.batch_matmul %qh, %kh {lhs_perm = array<i64: 0, 2, 1, 3>, rhs_perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32>, tensor<2x8x4x16xf32> -> tensor<2x4x8x8xf32>
@@ -158,7 +166,8 @@ def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
                        OptionalAttr<DenseI64ArrayAttr>:$rhs_perm,
                        OptionalAttr<DenseI64ArrayAttr>:$result_perm,
                        OptionalAttr<DenseI64ArrayAttr>:$lhs_select,
-                       OptionalAttr<DenseI64ArrayAttr>:$rhs_select);
+                       OptionalAttr<DenseI64ArrayAttr>:$rhs_select,
+                       OptionalAttr<PD_TriangleAttr>:$triangle);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
@@ -168,6 +177,10 @@ def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
     /// operands' shapes, less a selected dim, in the perms' dim order).
     ::llvm::SmallVector<int64_t> getLogicalLhsShape();
     ::llvm::SmallVector<int64_t> getLogicalRhsShape();
+
+    /// The FLOPs of the dense product (getFlops() counts those of the
+    /// blocks a `triangle` leaves, which the kernel runs).
+    int64_t getDenseFlops();
 
     /// How one GEMM per batch index reads a stored matrix operand: the
     /// BLAS transpose flag, leading dimension and each batch dim's element

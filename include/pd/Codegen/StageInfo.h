@@ -60,6 +60,9 @@ struct StageInfo {
   /// Its backward reruns its forward from the stashed inputs (pd.recompute).
   bool recompute = false;
   int64_t forwardFlops = 0, backwardFlops = 0;
+  /// FLOPs of the dense products that causal GEMMs skip (their
+  /// `triangle`), forward and backward: dense work = the sum of all three.
+  int64_t skippedFlops = 0;
 };
 
 /// Reads stage `stage` of a module that went through pd-allocate-buffers.

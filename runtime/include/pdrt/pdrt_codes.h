@@ -48,6 +48,18 @@ enum pdrt_chain_kind {
   PDRT_CHAIN_RELU = 3
 };
 
+/// The triangle word of pdrt_batch_matmul_strided's descriptor: the
+/// blocks of a square matrix the GEMM skips under a causal mask (the pd
+/// dialect's Triangle, checked at build time). PDRT_RESULT_LOWER: only C's
+/// lower triangle is read, so C's column blocks are computed from the
+/// diagonal down; PDRT_LHS_LOWER / PDRT_LHS_UPPER: op(A) is zero above /
+/// below its diagonal, so each row block of C sums over op(A)'s nonzero
+/// columns only. Blocks are PDRT_CAUSAL_BLOCK rows or columns.
+enum pdrt_triangle {
+  PDRT_DENSE = 0, PDRT_RESULT_LOWER = 1, PDRT_LHS_LOWER = 2, PDRT_LHS_UPPER = 3
+};
+enum { PDRT_CAUSAL_BLOCK = 32 };
+
 /// `zero_first` of pdrt_scatter: accumulate into y as it is, or zero y
 /// first (pdrt_tensor.h).
 enum pdrt_scatter_mode { PDRT_SCATTER_INTO = 0, PDRT_SCATTER_ZERO_FIRST = 1 };

@@ -71,10 +71,13 @@ void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x, const uint8_t *mask,
                          float *y, int64_t rows, int64_t dim,
                          int64_t mask_rows, float scale);
 
-/// Its gradient from the output: dx = scale y (dy - sum(dy y)).
+/// Its gradient from the output: dx = scale y (dy - sum(dy y)). With
+/// causal_rows = R > 0 row r keeps its first (r % R) + 1 elements (the
+/// rows of [R, R] matrices under the causal mask): dy is read there only
+/// and dx is zero after them; 0: whole rows.
 void pdrt_masked_softmax_grad(pdrt_ctx *ctx, const float *dy, const float *y,
                               float *dx, int64_t rows, int64_t dim,
-                              float scale);
+                              float scale, int64_t causal_rows);
 
 /// Layer norm of each row of x [rows, cols]: y = (x - mean) rstd g + b,
 /// rstd = 1 / sqrt(biased var + eps).

@@ -134,11 +134,14 @@ void pdrt_batch_matmul(pdrt_ctx *ctx, const float *a, const float *b,
 
 /// pdrt_batch_matmul over strided operands: `desc` is [rank, dims[rank],
 /// a_strides[rank], b_strides[rank], c_strides[rank], m, n, k, trans_a,
-/// trans_b, lda, ldb, ldc] for the `rank` batch dims (element strides of
-/// each batch dim in A, B and C) and one row-major GEMM per batch index,
-/// C = op(A) op(B) with leading dimensions lda, ldb, ldc. Attention reads
-/// its heads out of [batch, seq, heads, dim] tensors this way, and writes
-/// them back, without transposing copies.
+/// trans_b, lda, ldb, ldc, triangle] for the `rank` batch dims (element
+/// strides of each batch dim in A, B and C) and one row-major GEMM per
+/// batch index, C = op(A) op(B) with leading dimensions lda, ldb, ldc.
+/// Attention reads its heads out of [batch, seq, heads, dim] tensors this
+/// way, and writes them back, without transposing copies. `triangle`
+/// (pdrt_codes.h pdrt_triangle) names the blocks a causal mask lets the
+/// GEMM skip: PDRT_RESULT_LOWER leaves C's blocks above the diagonal
+/// unwritten.
 void pdrt_batch_matmul_strided(pdrt_ctx *ctx, const float *a, const float *b,
                                float *c, const int64_t *desc);
 

@@ -127,6 +127,15 @@ func.func @masked_softmax_empty_row(%x: tensor<2x2xf32>) {
 
 // -----
 
+// Tests that a causal softmax gradient has rows of square matrices.
+func.func @masked_softmax_grad_causal_shape(%dy: tensor<2x3x4xf32>, %y: tensor<2x3x4xf32>) {
+  // expected-error @+1 {{'pd.masked_softmax_grad' op causal needs [..., T, T] rows, got [2,3,4]}}
+  %0 = pd.masked_softmax_grad %dy, %y {causal} : tensor<2x3x4xf32>
+  return
+}
+
+// -----
+
 // Tests that add_layer_norm adds operands of one shape.
 func.func @add_layer_norm_broadcast(%a: tensor<2x4xf32>, %b: tensor<1x4xf32>, %g: tensor<4xf32>) {
   // expected-error @+1 {{'pd.add_layer_norm' op operands and sum must have one type}}

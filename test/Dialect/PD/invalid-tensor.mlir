@@ -339,3 +339,21 @@ func.func @batch_matmul_result_layout(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf3
   %0 = pd.batch_matmul %a, %b {result_perm = array<i64: 0, 2, 1>} : tensor<2x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x5x3xf32>
   return
 }
+
+// -----
+
+// Tests that a GEMM skipping a triangle of its result has square results.
+func.func @batch_matmul_triangle_result(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) {
+  // expected-error @+1 {{'pd.batch_matmul' op triangle = result_lower needs a square result matrix, got [3,5]}}
+  %0 = pd.batch_matmul %a, %b {triangle = #pd.triangle<result_lower>} : tensor<2x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
+  return
+}
+
+// -----
+
+// Tests that a GEMM skipping a triangle of op(A) has a square op(A).
+func.func @batch_matmul_triangle_lhs(%a: tensor<2x4x3xf32>, %b: tensor<2x4x5xf32>) {
+  // expected-error @+1 {{'pd.batch_matmul' op triangle = lhs_upper needs a square lhs matrix, got [3,4]}}
+  %0 = pd.batch_matmul %a, %b {transpose_lhs, triangle = #pd.triangle<lhs_upper>} : tensor<2x4x3xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
+  return
+}

@@ -183,8 +183,9 @@ TEST(Simulator, TwoBWTiedSumIsHiddenBeforeTheNextVersionIsRead) {
     SimResult tied = simulatePipeline(in);
     EXPECT_TRUE(tied.deadlock.empty()) << tied.deadlock;
     EXPECT_DOUBLE_EQ(tied.stepSeconds, untied.stepSeconds) << skip;
-    if (!skip)
+    if (!skip) {
       EXPECT_DOUBLE_EQ(tied.stepSeconds, 4 * 3.0);
+    }
   }
 }
 

@@ -91,7 +91,7 @@ TEST(Matmul, StridedBatchReadsAndWritesHeadsInPlace) {
   std::vector<float> s(B * H * T * T, -1.0f);
   const int64_t sdesc[] = {2,     B, H,     T * H * D, D, T * H * D, D,
                            H * T * T, T * T, T,         T, D,         0,
-                           1,     H * D, H * D, T};
+                           1,     H * D, H * D, T,     PDRT_DENSE};
   pdrt_batch_matmul_strided(nullptr, q.data(), k.data(), s.data(), sdesc);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
@@ -106,7 +106,8 @@ TEST(Matmul, StridedBatchReadsAndWritesHeadsInPlace) {
   std::vector<float> o(B * T * H * D, -1.0f);
   const int64_t odesc[] = {2,     B, H,         H * T * T, T * T, T * H * D,
                            D,     T * H * D, D,         T,     D,     T,
-                           0,     0,         T,         H * D, H * D};
+                           0,     0,         T,         H * D, H * D,
+                           PDRT_DENSE};
   pdrt_batch_matmul_strided(nullptr, s.data(), v.data(), o.data(), odesc);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)

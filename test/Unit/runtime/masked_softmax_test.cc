@@ -6,7 +6,9 @@
 // nothing; and that it equals pdrt_softmax of the scaled, -inf-filled
 // scores bit for bit on the causal path, so fusing changes no result.
 // The gradient against the unfused softmax_grad times scale, zero where
-// masked.
+// masked. Under the causal mask the GEMMs leave the scores' and dP's
+// upper triangles unwritten: the forward and the causal gradient must not
+// read them (NaNs there change nothing).
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,13 +130,47 @@ TEST(MaskedSoftmax, GradientIsScaledSoftmaxGradient) {
   pdrt_masked_softmax(nullptr, x.data(), mask.data(), y.data(), rows, t, t,
                       0.25f);
   pdrt_masked_softmax_grad(nullptr, dy.data(), y.data(), dx.data(), rows, t,
-                           0.25f);
+                           0.25f, 0);
   pdrt_softmax_grad(nullptr, dy.data(), y.data(), plain.data(), rows, t, 1, 0);
   for (int64_t i = 0; i < rows * t; ++i) {
     if (!mask[i % (t * t)])
       EXPECT_EQ(dx[i], 0.0f) << i;
     EXPECT_EQ(dx[i], 0.25f * plain[i]) << i;
   }
+}
+
+/// x with NaN in every element the causal [t, t] mask drops.
+std::vector<float> nanAboveDiagonal(std::vector<float> x, int64_t t) {
+  for (size_t i = 0; i < x.size(); ++i)
+    if (i % t > (i / t) % t)
+      x[i] = std::numeric_limits<float>::quiet_NaN();
+  return x;
+}
+
+TEST(MaskedSoftmax, CausalReadsNothingAboveTheDiagonal) {
+  const int64_t t = 21, rows = 3 * t;
+  std::vector<float> x = randomScores(rows * t, 8);
+  std::vector<uint8_t> mask = causal(t);
+  std::vector<float> clean(rows * t), dirty(rows * t);
+  pdrt_masked_softmax(nullptr, x.data(), mask.data(), clean.data(), rows, t, t,
+                      0.3f);
+  pdrt_masked_softmax(nullptr, nanAboveDiagonal(x, t).data(), mask.data(),
+                      dirty.data(), rows, t, t, 0.3f);
+  EXPECT_EQ(dirty, clean);
+}
+
+TEST(MaskedSoftmax, CausalGradientReadsThePrefixOnly) {
+  const int64_t t = 37, rows = 2 * t; // rows of 37: a 16-lane tail
+  std::vector<float> x = randomScores(rows * t, 9), dy = randomScores(rows * t, 10);
+  std::vector<uint8_t> mask = causal(t);
+  std::vector<float> y(rows * t), dense(rows * t), causalDx(rows * t, -1.0f);
+  pdrt_masked_softmax(nullptr, x.data(), mask.data(), y.data(), rows, t, t,
+                      0.125f);
+  pdrt_masked_softmax_grad(nullptr, dy.data(), y.data(), dense.data(), rows, t,
+                           0.125f, 0);
+  pdrt_masked_softmax_grad(nullptr, nanAboveDiagonal(dy, t).data(), y.data(),
+                           causalDx.data(), rows, t, 0.125f, t);
+  EXPECT_EQ(causalDx, dense);
 }
 
 } // namespace

@@ -1,0 +1,81 @@
+// Micro-benchmark: causal attention's six batched GEMMs through
+// pdrt_batch_matmul_strided, dense against the triangles
+// pd-mark-causal-gemms sets (pdrt_codes.h pdrt_triangle), in the layouts
+// the benchmark GPTs run them: Q, K, V read in place from the QKV
+// projection [B, T, 3, H, D], O and dO as [B, T, H, D], S, P, dP, dS as
+// [B, H, T, T]. Single thread, best of 20 calls, ms per call.
+// Build and run: bench/kernels/run.sh causal_gemm [batch seq heads head_dim]
+#include "pdrt/pdrt.h"
+
+#include "bench_timing.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+struct Gemm {
+  const char *what;
+  const float *a, *b;
+  float *c;
+  // Batch strides (b, h) of A, B, C; m, n, k; transposes; leading dims.
+  int64_t as[2], bs[2], cs[2], m, n, k, ta, tb, lda, ldb, ldc;
+  int64_t triangle;
+};
+
+double run(const Gemm &g, int64_t batch, int64_t heads, int64_t triangle) {
+  const int64_t desc[] = {2,        batch,    heads,    g.as[0], g.as[1],
+                          g.bs[0],  g.bs[1],  g.cs[0],  g.cs[1], g.m,
+                          g.n,      g.k,      g.ta,     g.tb,    g.lda,
+                          g.ldb,    g.ldc,    triangle};
+  return seconds([&] {
+    pdrt_batch_matmul_strided(nullptr, g.a, g.b, g.c, desc);
+  }, 20);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const int64_t B = argc > 1 ? std::atoi(argv[1]) : 8;
+  const int64_t T = argc > 2 ? std::atoi(argv[2]) : 128;
+  const int64_t H = argc > 3 ? std::atoi(argv[3]) : 4;
+  const int64_t D = argc > 4 ? std::atoi(argv[4]) : 64;
+  const int64_t row = 3 * H * D; // a QKV projection row
+  std::vector<float> qkv(B * T * row, 0.01f), dqkv(B * T * row),
+      o(B * T * H * D, 0.02f), scores(B * H * T * T, 0.001f),
+      probs(B * H * T * T, 0.001f);
+  const float *q = qkv.data(), *k = qkv.data() + H * D, *v = qkv.data() + 2 * H * D;
+  // Batch strides: QKV parts (b: T * row, h: D), [B, T, H, D] (T*H*D, D),
+  // [B, H, T, T] (H*T*T, T*T).
+  const int64_t pq[2] = {T * row, D}, po[2] = {T * H * D, D},
+                ps[2] = {H * T * T, T * T};
+  auto copy = [](const int64_t *s, int64_t *d) { d[0] = s[0], d[1] = s[1]; };
+  std::vector<Gemm> gemms = {
+      {"S = Q K^T", q, k, scores.data(), {}, {}, {}, T, T, D, 0, 1, row, row, T, PDRT_RESULT_LOWER},
+      {"O = P V", probs.data(), v, o.data(), {}, {}, {}, T, D, T, 0, 0, T, row, H * D, PDRT_LHS_LOWER},
+      {"dP = dO V^T", o.data(), v, scores.data(), {}, {}, {}, T, T, D, 0, 1, H * D, row, T, PDRT_RESULT_LOWER},
+      {"dV = P^T dO", probs.data(), o.data(), dqkv.data() + 2 * H * D, {}, {}, {}, T, D, T, 1, 0, T, H * D, row, PDRT_LHS_UPPER},
+      {"dQ = dS K", probs.data(), k, dqkv.data(), {}, {}, {}, T, D, T, 0, 0, T, row, row, PDRT_LHS_LOWER},
+      {"dK = dS^T Q", probs.data(), q, dqkv.data() + H * D, {}, {}, {}, T, D, T, 1, 0, T, row, row, PDRT_LHS_UPPER},
+  };
+  // Operand layouts by role: scores-shaped A, or the QKV / O parts.
+  copy(pq, gemms[0].as), copy(pq, gemms[0].bs), copy(ps, gemms[0].cs);
+  copy(ps, gemms[1].as), copy(pq, gemms[1].bs), copy(po, gemms[1].cs);
+  copy(po, gemms[2].as), copy(pq, gemms[2].bs), copy(ps, gemms[2].cs);
+  copy(ps, gemms[3].as), copy(po, gemms[3].bs), copy(pq, gemms[3].cs);
+  copy(ps, gemms[4].as), copy(pq, gemms[4].bs), copy(pq, gemms[4].cs);
+  copy(ps, gemms[5].as), copy(pq, gemms[5].bs), copy(pq, gemms[5].cs);
+  std::printf("B %lld, T %lld, H %lld, D %lld (ms per call)\n\n", (long long)B,
+              (long long)T, (long long)H, (long long)D);
+  std::printf("| GEMM | dense | causal triangle | dense / causal |\n|---|---|---|---|\n");
+  double dense = 0, causal = 0;
+  for (const Gemm &g : gemms) {
+    double td = run(g, B, H, PDRT_DENSE), tc = run(g, B, H, g.triangle);
+    dense += td;
+    causal += tc;
+    std::printf("| %s | %.3f | %.3f | %.2f |\n", g.what, td * 1e3, tc * 1e3, td / tc);
+  }
+  std::printf("| all six | %.3f | %.3f | %.2f |\n", dense * 1e3, causal * 1e3,
+              dense / causal);
+}

@@ -1,0 +1,127 @@
+//===- MarkCausalGemms.cpp - Causal attention's GEMMs skip zero blocks -*- C++ -*-===//
+//
+// pd-mark-causal-gemms: causal attention computes, per batch and head,
+//
+//   S  = Q K^T           P = masked_softmax(S, causal)     O  = P V
+//   dP = dO V^T          dS = masked_softmax_grad(dP, P)
+//   dV = P^T dO          dQ = dS K                          dK = dS^T Q
+//
+// P and dS are lower triangular (the softmax writes zeros above the
+// diagonal, its gradient too), and the softmax reads only the lower
+// triangle of S, its gradient only that of dP (under `causal`). Dense
+// GEMMs spend half their work on those zeros. This pass marks the GEMMs
+// with the triangle they may skip (pd.batch_matmul's `triangle`): the
+// kernel computes C's column blocks from the diagonal down (S, dP:
+// result_lower) or each row block of C over op(A)'s nonzero columns only
+// (P V, dS K: lhs_lower; P^T dO, dS^T Q: lhs_upper).
+//
+// The mask must be a compile-time constant [T, T] keeping exactly j <= i
+// over scores [..., T, T]. A GEMM whose P or dS operand is read through a
+// permutation of its matrix dims or a select, or that already has a
+// triangle, stays dense, as does a score GEMM with another reader or
+// fewer than min-result-rows rows (its narrow blocks lose to the dense
+// GEMM there).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/PD/IR/PDOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::pd {
+#define GEN_PASS_DEF_MARKCAUSALGEMMSPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::pd
+
+using namespace mlir;
+using namespace mlir::pd;
+
+namespace {
+
+struct MarkCausalGemmsPass
+    : public mlir::pd::impl::MarkCausalGemmsPassBase<MarkCausalGemmsPass> {
+  using MarkCausalGemmsPassBase::MarkCausalGemmsPassBase;
+  void runOnOperation() override;
+};
+
+/// Whether `softmax` applies a constant causal mask (row i keeps columns
+/// j <= i) to square [..., T, T] scores.
+bool isCausal(MaskedSoftmaxOp softmax) {
+  auto shape = cast<RankedTensorType>(softmax.getType()).getShape();
+  DenseElementsAttr mask;
+  if (!softmax.getMask() || shape.size() < 2 ||
+      !matchPattern(softmax.getMask(), m_Constant(&mask)))
+    return false;
+  int64_t t = shape.back();
+  auto maskShape = cast<RankedTensorType>(mask.getType()).getShape();
+  if (shape[shape.size() - 2] != t || maskShape != ArrayRef<int64_t>{t, t})
+    return false;
+  int64_t at = 0;
+  for (bool keep : mask.getValues<bool>()) {
+    if (keep != (at % t <= at / t))
+      return false;
+    ++at;
+  }
+  return true;
+}
+
+/// Whether a GEMM reads its operand's matrices as stored: no select, and
+/// any permutation leaves the two matrix dims in place.
+bool matricesAsStored(std::optional<ArrayRef<int64_t>> perm,
+                      std::optional<ArrayRef<int64_t>> select) {
+  if (select)
+    return false;
+  if (!perm)
+    return true;
+  int64_t rank = perm->size();
+  return (*perm)[rank - 2] == rank - 2 && (*perm)[rank - 1] == rank - 1;
+}
+
+/// The GEMM computing `scores`, whose lower triangle alone is read, skips
+/// the blocks above the diagonal when nothing else reads it and its
+/// matrices have at least `minRows` rows.
+void markScores(Value scores, int64_t minRows) {
+  auto mm = scores.getDefiningOp<BatchMatMulOp>();
+  if (!mm || !mm->hasOneUse() || mm.getTriangle() ||
+      !matricesAsStored(mm.getResultPerm(), std::nullopt))
+    return;
+  auto shape = mm.getType().getShape();
+  if (shape[shape.size() - 2] < minRows)
+    return;
+  mm.setTriangle(Triangle::ResultLower);
+}
+
+/// Marks the readers of the lower triangular `lower` (P, or dS): GEMMs
+/// multiplying it from the left, and the softmax gradients it is the
+/// output of (then their dP, if it has `minRows` rows, and dS in turn).
+void markReaders(Value lower, int64_t minRows) {
+  for (OpOperand &use : lower.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto mm = dyn_cast<BatchMatMulOp>(user)) {
+      if (use.getOperandNumber() == 0 && !mm.getTriangle() &&
+          matricesAsStored(mm.getLhsPerm(), mm.getLhsSelect()))
+        mm.setTriangle(mm.getTransposeLhs() ? Triangle::LhsUpper
+                                            : Triangle::LhsLower);
+      continue;
+    }
+    auto grad = dyn_cast<MaskedSoftmaxGradOp>(user);
+    if (!grad || grad.getOutput() != lower || grad.getGrad() == lower ||
+        grad.getCausal())
+      continue;
+    grad.setCausal(true);
+    markScores(grad.getGrad(), minRows);
+    markReaders(grad.getResult(), minRows);
+  }
+}
+
+} // namespace
+
+void MarkCausalGemmsPass::runOnOperation() {
+  getOperation().walk([&](MaskedSoftmaxOp softmax) {
+    if (!isCausal(softmax))
+      return;
+    markScores(softmax.getInput(), minResultRows);
+    markReaders(softmax.getResult(), minResultRows);
+  });
+}

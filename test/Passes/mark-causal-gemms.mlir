@@ -1,0 +1,91 @@
+// RUN: pd-opt %s --pd-mark-causal-gemms=min-result-rows=1 --split-input-file | FileCheck %s
+// RUN: pd-opt %s --pd-mark-causal-gemms --split-input-file | FileCheck %s --check-prefix=DEFAULT
+
+// Causal attention forward and backward as pd-autodiff and the fold passes
+// leave it (Q, K, V, dO as [B, H, T, D]): the scores and dP GEMMs compute
+// only their lower triangles, the GEMMs that multiply P or dS from the
+// left skip the blocks above the diagonal, those that multiply P^T or
+// dS^T the blocks below, and the softmax gradient reads dP's lower
+// triangle.
+// CHECK-LABEL: func.func @attention
+// CHECK: %[[S:.*]] = pd.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs, triangle = #pd.triangle<result_lower>}
+// CHECK: %[[P:.*]] = pd.masked_softmax %[[S]]
+// CHECK: pd.batch_matmul %[[P]], %{{.*}} {triangle = #pd.triangle<lhs_lower>}
+// CHECK: %[[DP:.*]] = pd.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs, triangle = #pd.triangle<result_lower>}
+// CHECK: %[[DS:.*]] = pd.masked_softmax_grad %[[DP]], %[[P]] {causal, scale = 2.500000e-01 : f32}
+// CHECK: pd.batch_matmul %[[P]], %{{.*}} {transpose_lhs, triangle = #pd.triangle<lhs_upper>}
+// CHECK: pd.batch_matmul %[[DS]], %{{.*}} {triangle = #pd.triangle<lhs_lower>}
+// CHECK: pd.batch_matmul %[[DS]], %{{.*}} {transpose_lhs, triangle = #pd.triangle<lhs_upper>}
+
+// By default [4, 4] scores are too small for the scores and dP GEMMs to
+// gain from skipping blocks (min-result-rows = 256): they stay dense, the
+// rest is marked as above.
+// DEFAULT-LABEL: func.func @attention
+// DEFAULT: %[[S:.*]] = pd.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs} :
+// DEFAULT: %[[P:.*]] = pd.masked_softmax %[[S]]
+// DEFAULT: pd.batch_matmul %[[P]], %{{.*}} {triangle = #pd.triangle<lhs_lower>}
+// DEFAULT: %[[DP:.*]] = pd.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs} :
+// DEFAULT: pd.masked_softmax_grad %[[DP]], %[[P]] {causal, scale = 2.500000e-01 : f32}
+func.func @attention(%q: tensor<2x3x4x16xf32>, %k: tensor<2x3x4x16xf32>, %v: tensor<2x3x4x16xf32>, %do: tensor<2x3x4x16xf32>) -> (tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32>) {
+  %mask = pd.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %s = pd.batch_matmul %q, %k {transpose_rhs} : tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32> -> tensor<2x3x4x4xf32>
+  %p = pd.masked_softmax %s, %mask {scale = 2.500000e-01 : f32} : tensor<2x3x4x4xf32>, tensor<4x4xi1>
+  %o = pd.batch_matmul %p, %v : tensor<2x3x4x4xf32>, tensor<2x3x4x16xf32> -> tensor<2x3x4x16xf32>
+  %dp = pd.batch_matmul %do, %v {transpose_rhs} : tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32> -> tensor<2x3x4x4xf32>
+  %ds = pd.masked_softmax_grad %dp, %p {scale = 2.500000e-01 : f32} : tensor<2x3x4x4xf32>
+  %dv = pd.batch_matmul %p, %do {transpose_lhs} : tensor<2x3x4x4xf32>, tensor<2x3x4x16xf32> -> tensor<2x3x4x16xf32>
+  %dq = pd.batch_matmul %ds, %k : tensor<2x3x4x4xf32>, tensor<2x3x4x16xf32> -> tensor<2x3x4x16xf32>
+  %dk = pd.batch_matmul %ds, %q {transpose_lhs} : tensor<2x3x4x4xf32>, tensor<2x3x4x16xf32> -> tensor<2x3x4x16xf32>
+  return %o, %dv, %dq, %dk : tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32>
+}
+
+// -----
+
+// The GPT's layout after pd-fold-slices-into-matmul: Q and K read in
+// place from the QKV projection [B, T, 3, H, D], O written as [B, T, H, D]
+// through result_perm. The perms move batch dims only on the P side, so
+// the marks apply.
+// CHECK-LABEL: func.func @in_place_heads
+// CHECK: pd.batch_matmul {{.*}}triangle = #pd.triangle<result_lower>
+// CHECK: pd.batch_matmul {{.*}}result_perm = array<i64: 0, 2, 1, 3>{{.*}}triangle = #pd.triangle<lhs_lower>
+func.func @in_place_heads(%qkv: tensor<2x4x3x2x8xf32>) -> tensor<2x4x2x8xf32> {
+  %mask = pd.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %s = pd.batch_matmul %qkv, %qkv {lhs_perm = array<i64: 0, 2, 1, 3>, lhs_select = array<i64: 2, 0>, rhs_perm = array<i64: 0, 2, 3, 1>, rhs_select = array<i64: 2, 1>} : tensor<2x4x3x2x8xf32>, tensor<2x4x3x2x8xf32> -> tensor<2x2x4x4xf32>
+  %p = pd.masked_softmax %s, %mask {scale = 1.250000e-01 : f32} : tensor<2x2x4x4xf32>, tensor<4x4xi1>
+  %o = pd.batch_matmul %p, %qkv {result_perm = array<i64: 0, 2, 1, 3>, rhs_perm = array<i64: 0, 2, 1, 3>, rhs_select = array<i64: 2, 2>} : tensor<2x2x4x4xf32>, tensor<2x4x3x2x8xf32> -> tensor<2x4x2x8xf32>
+  return %o : tensor<2x4x2x8xf32>
+}
+
+// -----
+
+// Left dense: a mask that is not exactly j <= i (a sliding window that
+// drops column 0 of row 3), and no mask at all.
+// CHECK-LABEL: func.func @not_causal
+// CHECK-NOT: triangle
+// CHECK-NOT: causal
+func.func @not_causal(%q: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %window = pd.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [false, true, true, true]]> : tensor<4x4xi1>
+  %s = pd.batch_matmul %q, %q {transpose_rhs} : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %p = pd.masked_softmax %s, %window {scale = 1.000000e+00 : f32} : tensor<2x4x4xf32>, tensor<4x4xi1>
+  %o = pd.batch_matmul %p, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %s2 = pd.batch_matmul %q, %q {transpose_rhs} : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %p2 = pd.masked_softmax %s2 {scale = 1.000000e+00 : f32} : tensor<2x4x4xf32>
+  %o2 = pd.batch_matmul %p2, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  return %o, %o2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+
+// -----
+
+// Left dense under a causal mask: scores something else also reads (the
+// GEMM must write them whole), P read as the rhs, and P read through a
+// perm that swaps its matrix dims.
+// CHECK-LABEL: func.func @other_readers
+// CHECK-NOT: triangle
+func.func @other_readers(%q: tensor<2x4x8xf32>, %v: tensor<2x8x4xf32>, %w: tensor<2x4x4xf32>) -> (tensor<2x4x4xf32>, tensor<2x8x4xf32>, tensor<2x4x4xf32>) {
+  %mask = pd.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %s = pd.batch_matmul %q, %q {transpose_rhs} : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %p = pd.masked_softmax %s, %mask {scale = 1.000000e+00 : f32} : tensor<2x4x4xf32>, tensor<4x4xi1>
+  %vp = pd.batch_matmul %v, %p : tensor<2x8x4xf32>, tensor<2x4x4xf32> -> tensor<2x8x4xf32>
+  %pt = pd.batch_matmul %p, %w {lhs_perm = array<i64: 0, 2, 1>} : tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>
+  return %s, %vp, %pt : tensor<2x4x4xf32>, tensor<2x8x4xf32>, tensor<2x4x4xf32>
+}

@@ -1,0 +1,134 @@
+//===- causal_gemm_test.cc - pdrt_batch_matmul_strided's triangles ---------===//
+//
+// The causal triangles of the batched GEMM (pdrt_codes.h pdrt_triangle)
+// against a double-precision product, for every transpose of A and B and
+// sizes below, at and across the block (PDRT_CAUSAL_BLOCK): the lower
+// triangle of a PDRT_RESULT_LOWER product is exact and the blocks above
+// the diagonal blocks keep what C held; a PDRT_LHS_LOWER / PDRT_LHS_UPPER
+// product whose op(A) holds NaN in the blocks it may skip (zeros in its
+// diagonal blocks) equals the product with zeros there, so those blocks
+// are never read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pdrt/pdrt.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const int64_t kBatch = 2;
+
+std::vector<float> randomMatrices(int64_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(kBatch * n);
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
+/// A GEMM C[b] = op(A[b]) op(B[b]) of kBatch matrices stored one after
+/// the other, row-major, through pdrt_batch_matmul_strided.
+struct Case {
+  int64_t m, n, k;
+  bool ta, tb;
+
+  int64_t lda() const { return ta ? m : k; }
+  int64_t ldb() const { return tb ? k : n; }
+  /// op(A)[i, p] and op(B)[p, j] of matrix b.
+  float &a(std::vector<float> &x, int64_t b, int64_t i, int64_t p) const {
+    return x[b * m * k + (ta ? p * lda() + i : i * lda() + p)];
+  }
+  float bAt(const std::vector<float> &x, int64_t b, int64_t p, int64_t j) const {
+    return x[b * k * n + (tb ? j * ldb() + p : p * ldb() + j)];
+  }
+  void run(const std::vector<float> &a, const std::vector<float> &b,
+           std::vector<float> &c, int triangle) const {
+    const int64_t desc[] = {1,  kBatch, m * k, k * n, m * n, m,   n,
+                            k,  ta,     tb,    lda(), ldb(), n,   triangle};
+    pdrt_batch_matmul_strided(nullptr, a.data(), b.data(), c.data(), desc);
+  }
+  double product(std::vector<float> &a, const std::vector<float> &b, int64_t at,
+                 int64_t i, int64_t j) const {
+    double s = 0;
+    for (int64_t p = 0; p < k; ++p)
+      s += (double)this->a(a, at, i, p) * bAt(b, at, p, j);
+    return s;
+  }
+};
+
+int64_t blockOf(int64_t i) { return i / PDRT_CAUSAL_BLOCK * PDRT_CAUSAL_BLOCK; }
+
+class CausalGemm
+    : public ::testing::TestWithParam<std::tuple<int64_t, bool, bool>> {
+protected:
+  int64_t t() const { return std::get<0>(GetParam()); }
+  bool ta() const { return std::get<1>(GetParam()); }
+  bool tb() const { return std::get<2>(GetParam()); }
+};
+
+TEST_P(CausalGemm, ResultLowerWritesTheLowerTriangle) {
+  Case g{t(), t(), 24, ta(), tb()};
+  std::vector<float> a = randomMatrices(g.m * g.k, 1),
+                     b = randomMatrices(g.k * g.n, 2),
+                     c(kBatch * g.m * g.n, 7.0f);
+  g.run(a, b, c, PDRT_RESULT_LOWER);
+  for (int64_t at = 0; at < kBatch; ++at)
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        float got = c[(at * g.m + i) * g.n + j];
+        if (j <= i)
+          EXPECT_NEAR(got, g.product(a, b, at, i, j), 1e-5) << i << "," << j;
+        else if (i < blockOf(j))
+          EXPECT_EQ(got, 7.0f) << "skipped block written at " << i << "," << j;
+      }
+}
+
+/// op(A) triangular: zero on the wrong side of the diagonal inside the
+/// diagonal blocks, NaN in the blocks beyond, which must not be read.
+void expectTriangularLhs(int64_t t, bool ta, bool tb, bool lower) {
+  Case g{t, 19, t, ta, tb};
+  std::vector<float> a = randomMatrices(g.m * g.k, 3),
+                     b = randomMatrices(g.k * g.n, 4),
+                     zeroed = a;
+  for (int64_t at = 0; at < kBatch; ++at)
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t p = 0; p < g.k; ++p) {
+        bool zero = lower ? p > i : p < i;
+        if (!zero)
+          continue;
+        g.a(zeroed, at, i, p) = 0.0f;
+        g.a(a, at, i, p) = blockOf(p) == blockOf(i) ? 0.0f : kNaN;
+      }
+  std::vector<float> c(kBatch * g.m * g.n, 7.0f);
+  g.run(a, b, c, lower ? PDRT_LHS_LOWER : PDRT_LHS_UPPER);
+  for (int64_t at = 0; at < kBatch; ++at)
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j)
+        EXPECT_NEAR(c[(at * g.m + i) * g.n + j], g.product(zeroed, b, at, i, j),
+                    1e-5)
+            << i << "," << j;
+}
+
+TEST_P(CausalGemm, LhsLowerSkipsTheBlocksAboveTheDiagonal) {
+  expectTriangularLhs(t(), ta(), tb(), /*lower=*/true);
+}
+
+TEST_P(CausalGemm, LhsUpperSkipsTheBlocksBelowTheDiagonal) {
+  expectTriangularLhs(t(), ta(), tb(), /*lower=*/false);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SizesAndTransposes, CausalGemm,
+    ::testing::Combine(::testing::Values(5, PDRT_CAUSAL_BLOCK, 70),
+                       ::testing::Bool(), ::testing::Bool()));
+
+} // namespace
