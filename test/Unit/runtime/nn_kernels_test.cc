@@ -191,6 +191,46 @@ TEST(AddLayerNorm, GradientAddsTheAddend) {
   EXPECT_EQ(db, db2);
 }
 
+// Layer norm takes rows four at a time (their sums interleaved): every
+// row's output and input gradient equal those of the row alone bit for
+// bit, and dg, db the rows' terms added in row order, for widths with and
+// without a lane tail.
+TEST(LayerNorm, BlocksOfRowsEqualOneRowAtATimeBitForBit) {
+  for (int64_t cols : {37, 256}) {
+    const int64_t rows = 11; // two blocks of four and three rows alone
+    std::vector<float> x = randomVector(rows * cols, 51),
+                       dy = randomVector(rows * cols, 52),
+                       g = randomVector(cols, 53), b = randomVector(cols, 54);
+    std::vector<float> y(rows * cols), dx(rows * cols), dg(cols), db(cols);
+    pdrt_layer_norm(nullptr, x.data(), g.data(), b.data(), y.data(), rows,
+                    cols, 1e-5f);
+    pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), nullptr,
+                         dx.data(), dg.data(), db.data(), rows, cols, 1e-5f);
+    std::vector<float> sumDg(cols, 0.0f), sumDb(cols, 0.0f);
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<float> yr(cols), dxr(cols), dgr(cols), dbr(cols);
+      const int64_t at = r * cols;
+      pdrt_layer_norm(nullptr, x.data() + at, g.data(), b.data(), yr.data(),
+                      1, cols, 1e-5f);
+      pdrt_layer_norm_grad(nullptr, dy.data() + at, x.data() + at, g.data(),
+                           nullptr, dxr.data(), dgr.data(), dbr.data(), 1,
+                           cols, 1e-5f);
+      for (int64_t c = 0; c < cols; ++c) {
+        EXPECT_EQ(y[at + c], yr[c]) << "row " << r << " col " << c;
+        EXPECT_EQ(dx[at + c], dxr[c]) << "row " << r << " col " << c;
+        sumDg[c] += dgr[c];
+        sumDb[c] += dbr[c];
+      }
+    }
+    // The kernel may fuse each row's multiply-add into dg (one rounding
+    // where the separate sums here round twice).
+    for (int64_t c = 0; c < cols; ++c) {
+      EXPECT_NEAR(dg[c], sumDg[c], 1e-6f * (1.0f + std::fabs(sumDg[c])));
+      EXPECT_NEAR(db[c], sumDb[c], 1e-6f * (1.0f + std::fabs(sumDb[c])));
+    }
+  }
+}
+
 TEST(ElementwiseChain, EqualsTheUnfusedOpsBitForBit) {
   // y = relu((x * sigmoid(x)) * u + b) - 0.5, b broadcast over rows, over
   // more elements than one block.
