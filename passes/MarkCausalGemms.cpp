@@ -16,7 +16,9 @@
 // (P V, dS K: lhs_lower; P^T dO, dS^T Q: lhs_upper).
 //
 // The mask must be a compile-time constant [T, T] keeping exactly j <= i
-// over scores [..., T, T]. A GEMM whose P or dS operand is read through a
+// over scores [..., T, T]. P may reach its GEMMs through a where that
+// replaces NaNs by zeros (torch's export of scaled dot product
+// attention), which keeps it lower triangular. A GEMM whose P or dS operand is read through a
 // permutation of its matrix dims or a select, or that already has a
 // triangle, stays dense, as does a score GEMM with another reader or
 // fewer than min-result-rows rows (its narrow blocks lose to the dense
@@ -92,12 +94,28 @@ void markScores(Value scores, int64_t minRows) {
   mm.setTriangle(Triangle::ResultLower);
 }
 
+/// Whether `where` keeps the zeros of its operand `lower`: it selects
+/// between `lower` and a constant zero, at `lower`'s shape. Scaled dot
+/// product attention as torch exports it replaces P's NaNs by zeros so.
+bool keepsZeros(WhereOp where, Value lower) {
+  if (where.getType() != lower.getType())
+    return false;
+  Value other = where.getLhs() == lower ? where.getRhs() : where.getLhs();
+  return other != lower && matchPattern(other, m_AnyZeroFloat());
+}
+
 /// Marks the readers of the lower triangular `lower` (P, or dS): GEMMs
-/// multiplying it from the left, and the softmax gradients it is the
-/// output of (then their dP, if it has `minRows` rows, and dS in turn).
+/// multiplying it from the left, those of a where that keeps its zeros,
+/// and the softmax gradients it is the output of (then their dP, if it has
+/// `minRows` rows, and dS in turn).
 void markReaders(Value lower, int64_t minRows) {
   for (OpOperand &use : lower.getUses()) {
     Operation *user = use.getOwner();
+    if (auto where = dyn_cast<WhereOp>(user)) {
+      if (use.getOperandNumber() != 0 && keepsZeros(where, lower))
+        markReaders(where.getResult(), minRows);
+      continue;
+    }
     if (auto mm = dyn_cast<BatchMatMulOp>(user)) {
       if (use.getOperandNumber() == 0 && !mm.getTriangle() &&
           matricesAsStored(mm.getLhsPerm(), mm.getLhsSelect()))

@@ -89,3 +89,38 @@ func.func @other_readers(%q: tensor<2x4x8xf32>, %v: tensor<2x8x4xf32>, %w: tenso
   %pt = pd.batch_matmul %p, %w {lhs_perm = array<i64: 0, 2, 1>} : tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>
   return %s, %vp, %pt : tensor<2x4x4xf32>, tensor<2x8x4xf32>, tensor<2x4x4xf32>
 }
+
+// -----
+
+// Scaled dot product attention as torch exports it (transformers' GPT-2):
+// P's NaNs replaced by zeros before P V. The where keeps P lower
+// triangular, so P V and P^T dO through it are marked; a where that puts
+// something else than zero, or that broadcasts P to another shape, stops
+// the marks.
+// CHECK-LABEL: func.func @nan_guard
+// CHECK: %[[P:.*]] = pd.masked_softmax
+// CHECK: %[[G:.*]] = pd.where %{{.*}}, %{{.*}}, %[[P]]
+// CHECK: pd.batch_matmul %[[G]], %{{.*}} {triangle = #pd.triangle<lhs_lower>}
+// CHECK: pd.batch_matmul %[[G]], %{{.*}} {transpose_lhs, triangle = #pd.triangle<lhs_upper>}
+// CHECK: %[[H:.*]] = pd.where %{{.*}}, %[[P]], %{{.*}}
+// CHECK: pd.batch_matmul %[[H]], %{{.*}} :
+// CHECK: %[[B:.*]] = pd.where %{{.*}}, %{{.*}}, %[[P]]
+// CHECK: pd.batch_matmul %[[B]], %{{.*}} :
+func.func @nan_guard(%q: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %do: tensor<2x4x8xf32>, %vb: tensor<3x2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<3x2x4x8xf32>) {
+  %mask = pd.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %zero = pd.constant dense<0.000000e+00> : tensor<1xf32>
+  %one = pd.constant dense<1.000000e+00> : tensor<1xf32>
+  %s = pd.batch_matmul %q, %q {transpose_rhs} : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %p = pd.masked_softmax %s, %mask {scale = 1.000000e+00 : f32} : tensor<2x4x4xf32>, tensor<4x4xi1>
+  %eq = pd.compare %p, %p {predicate = "eq"} : tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xi1>
+  %nan = pd.not %eq : tensor<2x4x4xi1>
+  %g = pd.where %nan, %zero, %p : tensor<2x4x4xi1>, tensor<1xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>
+  %o = pd.batch_matmul %g, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %dv = pd.batch_matmul %g, %do {transpose_lhs} : tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %h = pd.where %nan, %p, %one : tensor<2x4x4xi1>, tensor<2x4x4xf32>, tensor<1xf32> -> tensor<2x4x4xf32>
+  %o2 = pd.batch_matmul %h, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %bigcond = pd.constant dense<true> : tensor<3x2x4x4xi1>
+  %b = pd.where %bigcond, %zero, %p : tensor<3x2x4x4xi1>, tensor<1xf32>, tensor<2x4x4xf32> -> tensor<3x2x4x4xf32>
+  %o3 = pd.batch_matmul %b, %vb : tensor<3x2x4x4xf32>, tensor<3x2x4x8xf32> -> tensor<3x2x4x8xf32>
+  return %o, %dv, %o2, %o3 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<3x2x4x8xf32>
+}
