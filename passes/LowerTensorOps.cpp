@@ -243,6 +243,8 @@ static_assert((int)Triangle::ResultLower == PDRT_RESULT_LOWER &&
                   (int)Triangle::LhsUpper == PDRT_LHS_UPPER &&
                   getMaxEnumValForTriangle() == PDRT_LHS_UPPER,
               "pd Triangle differs from runtime/include/pdrt/pdrt_codes.h");
+static_assert(BatchMatMulOp::kCausalBlock == PDRT_CAUSAL_BLOCK,
+              "the FLOPs of a causal GEMM count other blocks than it runs");
 
 static LogicalResult lowerBatchMatMul(RuntimeCallBuilder &b, BatchMatMulOp mm) {
   if (mm.getLhsPerm() || mm.getRhsPerm() || mm.getResultPerm() ||

@@ -7,13 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/PD/IR/PDOps.h"
+#include "dialects/PD/IR/PDOpsHelpers.h"
 
 using namespace mlir;
 using namespace mlir::pd;
-
-static int64_t numElements(Value v) {
-  return cast<RankedTensorType>(v.getType()).getNumElements();
-}
 
 int64_t MatMulOp::getFlops() {
   auto lhs = getLhs().getType();

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/PD/IR/PDOps.h"
+#include "dialects/PD/IR/PDOpsHelpers.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -36,15 +37,6 @@ FailureOr<SmallVector<int64_t>> mlir::pd::broadcastShapes(ArrayRef<int64_t> a,
     out[i] = da == 1 ? db : da;
   }
   return out;
-}
-
-static std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "[";
-  llvm::interleave(shape, os, ",");
-  os << "]";
-  return s;
 }
 
 //===----------------------------------------------------------------------===//
@@ -164,13 +156,13 @@ LogicalResult MatMulOp::verify() {
   if (result.getRank() != 2 || result.getDimSize(0) != m ||
       result.getDimSize(1) != n)
     return emitOpError("result shape ")
-           << shapeString(result.getShape()) << " is not ["
+           << shapeStr(result.getShape()) << " is not ["
            << m << "," << n << "]";
   if (Value bias = getBias()) {
     auto type = cast<RankedTensorType>(bias.getType());
     if (type.getRank() != 1 || type.getDimSize(0) != n)
       return emitOpError("bias shape ")
-             << shapeString(type.getShape()) << " is not [" << n << "]";
+             << shapeStr(type.getShape()) << " is not [" << n << "]";
   }
   return success();
 }
@@ -186,12 +178,12 @@ static LogicalResult verifyBroadcastBinary(Operation *op) {
   auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
   if (failed(shape))
     return op->emitOpError("operand shapes ")
-           << shapeString(lhs.getShape()) << " and "
-           << shapeString(rhs.getShape()) << " do not broadcast";
+           << shapeStr(lhs.getShape()) << " and "
+           << shapeStr(rhs.getShape()) << " do not broadcast";
   if (ArrayRef<int64_t>(*shape) != result.getShape())
     return op->emitOpError("result shape ")
-           << shapeString(result.getShape())
-           << " is not the broadcast shape " << shapeString(*shape);
+           << shapeStr(result.getShape())
+           << " is not the broadcast shape " << shapeStr(*shape);
   return success();
 }
 
@@ -208,8 +200,8 @@ LogicalResult SumToOp::verify() {
   auto shape = broadcastShapes(in.getShape(), out.getShape());
   if (failed(shape) || ArrayRef<int64_t>(*shape) != in.getShape())
     return emitOpError("result shape ")
-           << shapeString(out.getShape()) << " does not broadcast to "
-           << shapeString(in.getShape());
+           << shapeStr(out.getShape()) << " does not broadcast to "
+           << shapeStr(in.getShape());
   return success();
 }
 
@@ -226,8 +218,8 @@ static LogicalResult verifyLogitsAndLabels(Operation *op,
            << logits.getRank();
   if (labels.getRank() != 1 || labels.getDimSize(0) != logits.getDimSize(0))
     return op->emitOpError("labels shape ")
-           << shapeString(labels.getShape()) << " does not match logits "
-           << shapeString(logits.getShape()) << " (expected ["
+           << shapeStr(labels.getShape()) << " does not match logits "
+           << shapeStr(logits.getShape()) << " (expected ["
            << logits.getDimSize(0) << "])";
   return success();
 }
@@ -241,7 +233,7 @@ LogicalResult SoftmaxCrossEntropyLossOp::verify() {
     return emitOpError("expects a scalar result (reduction mean) or one "
                        "loss per row [")
            << logits.getDimSize(0) << "], got "
-           << shapeString(getType().getShape());
+           << shapeStr(getType().getShape());
   return success();
 }
 
@@ -250,7 +242,7 @@ LogicalResult SoftmaxCrossEntropyLossGradOp::verify() {
   int64_t rows = getLogits().getType().getDimSize(0);
   if (grad.getRank() != 0 && grad.getShape() != ArrayRef<int64_t>{rows})
     return emitOpError("expects a scalar gradient or one per row [")
-           << rows << "], got " << shapeString(grad.getShape());
+           << rows << "], got " << shapeStr(grad.getShape());
   return success();
 }
 

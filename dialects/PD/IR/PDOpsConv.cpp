@@ -8,6 +8,7 @@
 
 #include "dialects/PD/IR/PDOpsConv.h"
 #include "dialects/PD/IR/PDOps.h"
+#include "dialects/PD/IR/PDOpsHelpers.h"
 
 using namespace mlir;
 using namespace mlir::pd;
@@ -26,17 +27,6 @@ int64_t mlir::pd::convOutputSize(int64_t in, int64_t kernel, int64_t stride,
 
 static ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
-}
-
-static int64_t numElements(Value v) {
-  return cast<RankedTensorType>(v.getType()).getNumElements();
-}
-
-static std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? "," : "") + std::to_string(d);
-  return s + "]";
 }
 
 /// Checks the window attributes: `sizes` entries of `name` all >= `min`.

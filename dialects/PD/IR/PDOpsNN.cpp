@@ -6,21 +6,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/PD/IR/PDOps.h"
+#include "dialects/PD/IR/PDOpsHelpers.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::pd;
-
-static int64_t numElements(Value v) {
-  return cast<RankedTensorType>(v.getType()).getNumElements();
-}
-
-static std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? "," : "") + std::to_string(d);
-  return s + "]";
-}
 
 /// Checks that `axes` are sorted, unique and within [0, rank).
 static LogicalResult verifyAxes(Operation *op, ArrayRef<int64_t> axes,

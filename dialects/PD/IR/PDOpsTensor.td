@@ -182,6 +182,10 @@ def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
     /// blocks a `triangle` leaves, which the kernel runs).
     int64_t getDenseFlops();
 
+    /// Rows or columns per block a `triangle` skips (the runtime's
+    /// PDRT_CAUSAL_BLOCK, checked where the op is lowered).
+    static constexpr int64_t kCausalBlock = 32;
+
     /// How one GEMM per batch index reads a stored matrix operand: the
     /// BLAS transpose flag, leading dimension and each batch dim's element
     /// stride.
