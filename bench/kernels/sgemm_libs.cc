@@ -1,9 +1,13 @@
 // Micro-benchmark: single-thread sgemm of OpenBLAS (cblas_sgemm) against
 // oneDNN (dnnl_sgemm) on the GEMM shapes of the benchmark GPTs (b*T rows),
-// forward and both gradients, row-major as pdrt_matmul calls them.
+// forward and both gradients, row-major as pdrt_matmul calls them, and
+// pdrt_matmul itself (oneDNN, with A^T B of a wide A run as its transpose:
+// runtime/cpu/sgemm_tn.h).
 // Build and run: bench/kernels/run.sh sgemm_libs [rows hidden vocab seq head_dim]
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
+
+#include "pdrt/pdrt.h"
 
 #include "bench_timing.h"
 
@@ -34,6 +38,7 @@ int main(int argc, char **argv) {
       {"qkv dW", 3 * h, h, rows, true, false},
       {"qkv dX", rows, h, 3 * h, false, false},
       {"mlp up fwd", rows, 4 * h, h, false, true},
+      {"mlp up dW", 4 * h, h, rows, true, false},
       {"mlp down fwd", rows, h, 4 * h, false, true},
       {"mlp down dW", h, 4 * h, rows, true, false},
       {"head fwd", rows, vocab, h, false, true},
@@ -48,9 +53,10 @@ int main(int argc, char **argv) {
       {"att^T dy", seq, hd, seq, true, false},
   };
   int batch = rows / seq * (h / hd);
-  std::printf("| GEMM | m x n x k | OpenBLAS GFLOP/s | oneDNN GFLOP/s | oneDNN / OpenBLAS |\n");
-  std::printf("|---|---|---|---|---|\n");
-  double totalBlas = 0, totalDnnl = 0;
+  std::printf("| GEMM | m x n x k | OpenBLAS GFLOP/s | oneDNN GFLOP/s | "
+              "oneDNN / OpenBLAS | pdrt_matmul GFLOP/s | pdrt / oneDNN |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  double totalBlas = 0, totalDnnl = 0, totalPdrt = 0;
   for (const Shape &s : shapes) {
     std::vector<float> a((size_t)s.m * s.k, 0.01f), b((size_t)s.k * s.n, 0.02f),
         c((size_t)s.m * s.n, 0.0f);
@@ -65,11 +71,17 @@ int main(int argc, char **argv) {
       dnnl_sgemm(s.ta ? 'T' : 'N', s.tb ? 'T' : 'N', s.m, s.n, s.k, 1.0f,
                  a.data(), lda, b.data(), ldb, 0.0f, c.data(), ldc);
     }, 5);
+    double tp = seconds([&] {
+      pdrt_matmul(nullptr, a.data(), b.data(), c.data(), s.m, s.n, s.k, s.ta,
+                  s.tb, 1.0f, 0.0f);
+    }, 5);
     double flops = 2.0 * s.m * s.n * s.k;
     totalBlas += tb;
     totalDnnl += td;
-    std::printf("| %s | %d x %d x %d | %.1f | %.1f | %.2f |\n", s.what, s.m, s.n,
-                s.k, flops / tb * 1e-9, flops / td * 1e-9, tb / td);
+    totalPdrt += tp;
+    std::printf("| %s | %d x %d x %d | %.1f | %.1f | %.2f | %.1f | %.2f |\n",
+                s.what, s.m, s.n, s.k, flops / tb * 1e-9, flops / td * 1e-9,
+                tb / td, flops / tp * 1e-9, td / tp);
   }
   for (const Shape &s : attention) {
     std::vector<float> a((size_t)batch * s.m * s.k, 0.01f),
@@ -94,10 +106,12 @@ int main(int argc, char **argv) {
     double flops = 2.0 * batch * s.m * s.n * s.k;
     totalBlas += tb;
     totalDnnl += td;
-    std::printf("| %s (x%d) | %d x %d x %d | %.1f | %.1f | %.2f |\n", s.what,
-                batch, s.m, s.n, s.k, flops / tb * 1e-9, flops / td * 1e-9,
-                tb / td);
+    totalPdrt += td;
+    std::printf("| %s (x%d) | %d x %d x %d | %.1f | %.1f | %.2f | (oneDNN) | |\n",
+                s.what, batch, s.m, s.n, s.k, flops / tb * 1e-9,
+                flops / td * 1e-9, tb / td);
   }
-  std::printf("| all | | %.2f ms | %.2f ms | %.2f |\n", totalBlas * 1e3,
-              totalDnnl * 1e3, totalBlas / totalDnnl);
+  std::printf("| all | | %.2f ms | %.2f ms | %.2f | %.2f ms | %.2f |\n",
+              totalBlas * 1e3, totalDnnl * 1e3, totalBlas / totalDnnl,
+              totalPdrt * 1e3, totalDnnl / totalPdrt);
 }

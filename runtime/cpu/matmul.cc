@@ -2,7 +2,8 @@
 //
 // C[m,n] = alpha * op(A) * op(B) + beta * C with one row-major dnnl_sgemm:
 // on the benchmark GPTs' shapes oneDNN's single-thread sgemm is 5-16%
-// faster than OpenBLAS 0.3.21's on AVX-512 (bench/kernels/sgemm_libs.cc).
+// faster than OpenBLAS 0.3.21's on AVX-512 (bench/kernels/sgemm_libs.cc),
+// and A^T B with a wide A runs as its transpose (sgemm_tn.h).
 // Attention's batched GEMMs skip the blocks a causal mask zeroes or never
 // reads (pdrt_batch_matmul_strided's triangle; bench/kernels/causal_gemm).
 // Degenerate shapes (k == 0) are handled here. pdrt_matmul_bias starts C
@@ -13,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cpu/sgemm_tn.h"
 #include "exec/context.h"
 
 #include <cblas.h>
@@ -52,14 +54,17 @@ extern "C" void pdrt_matmul(pdrt_ctx *ctx, const float *a, const float *b,
   }
   int64_t lda = trans_a ? m : k;
   int64_t ldb = trans_b ? k : n;
-  dnnl_status_t status =
-      dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a,
-                 lda, b, ldb, beta, c, n);
-  if (status != dnnl_success)
+  bool ok;
+  if (trans_a && !trans_b && pdrt::preferTransposedResult(m, n))
+    ok = pdrt::sgemmTNThroughTranspose(m, n, k, alpha, a, lda, b, ldb, beta, c,
+                                       n);
+  else
+    ok = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha,
+                    a, lda, b, ldb, beta, c, n) == dnnl_success;
+  if (!ok)
     pdrt::setError(ctx, pdrt::format("pdrt_matmul: dnnl_sgemm of %lld x %lld "
-                                     "x %lld failed (status %d)",
-                                     (long long)m, (long long)n, (long long)k,
-                                     (int)status));
+                                     "x %lld failed",
+                                     (long long)m, (long long)n, (long long)k));
 }
 
 extern "C" void pdrt_matmul_bias(pdrt_ctx *ctx, const float *a, const float *b,

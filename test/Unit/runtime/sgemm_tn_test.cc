@@ -1,0 +1,115 @@
+//===- sgemm_tn_test.cc - A^T B through its transpose -------------------------===//
+//
+// pdrt_matmul's path for a wide A^T B (cpu/sgemm_tn.h): against double
+// products for beta 0 (NaN in C ignored), 1 (a weight gradient
+// accumulated) and other betas, with alpha, in one chunk and in chunks with
+// a tail; and the shapes it is chosen for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/sgemm_tn.h"
+#include "pdrt/pdrt.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace {
+
+std::vector<float> randomVector(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
+/// alpha A^T B + beta C0 in double (beta == 0 ignores C0).
+std::vector<double> reference(const std::vector<float> &a,
+                              const std::vector<float> &b,
+                              const std::vector<float> &c0, int64_t m,
+                              int64_t n, int64_t k, float alpha, float beta) {
+  std::vector<double> want(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p)
+        s += (double)a[p * m + i] * b[p * n + j];
+      want[i * n + j] = alpha * s + (beta == 0.0f ? 0.0 : beta * (double)c0[i * n + j]);
+    }
+  return want;
+}
+
+void expectClose(const std::vector<float> &got, const std::vector<double> &want,
+                 const char *what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-4 * (1.0 + std::fabs(want[i])))
+        << what << " at " << i;
+}
+
+TEST(SgemmTN, ChosenForWideLhsOverNarrowResult) {
+  EXPECT_TRUE(pdrt::preferTransposedResult(4096, 256));  // LM head dW
+  EXPECT_TRUE(pdrt::preferTransposedResult(1024, 256));  // MLP up dW
+  EXPECT_TRUE(pdrt::preferTransposedResult(2048, 512));
+  EXPECT_FALSE(pdrt::preferTransposedResult(256, 1024)); // MLP down dW
+  EXPECT_FALSE(pdrt::preferTransposedResult(512, 256));  // small m
+  EXPECT_FALSE(pdrt::preferTransposedResult(1024, 640)); // m < 2n
+  EXPECT_FALSE(pdrt::preferTransposedResult(8192, 768)); // wide n
+}
+
+TEST(SgemmTN, MatmulTakesThePathWithAlphaAndBeta) {
+  // m and n off the 64-column blocks; k past a GEMM block.
+  const int64_t m = 1100, n = 37, k = 300;
+  ASSERT_TRUE(pdrt::preferTransposedResult(m, n));
+  std::vector<float> a = randomVector(m * k, 1), b = randomVector(k * n, 2),
+                     c0 = randomVector(m * n, 3);
+  for (float beta : {0.0f, 1.0f, -0.5f}) {
+    std::vector<float> c = c0;
+    if (beta == 0.0f)
+      c.assign(m * n, std::numeric_limits<float>::quiet_NaN());
+    pdrt_matmul(nullptr, a.data(), b.data(), c.data(), m, n, k, 1, 0, 1.5f,
+                beta);
+    expectClose(c, reference(a, b, c0, m, n, k, 1.5f, beta),
+                beta == 0.0f ? "beta 0" : beta == 1.0f ? "beta 1" : "beta -0.5");
+  }
+}
+
+TEST(SgemmTN, ChunksWithATailAndStridedOperands) {
+  // 100 x 3 floats of scratch: chunks of 64 rows of C, a tail of 8; A and B
+  // inside wider rows, C inside wider rows (the columns past n untouched).
+  const int64_t m = 200, n = 3, k = 9, lda = 210, ldb = 5, ldc = 6;
+  std::vector<float> aw = randomVector(k * lda, 4), bw = randomVector(k * ldb, 5);
+  std::vector<float> a(k * m), b(k * n), c0 = randomVector(m * n, 6);
+  for (int64_t p = 0; p < k; ++p) {
+    for (int64_t i = 0; i < m; ++i)
+      a[p * m + i] = aw[p * lda + i];
+    for (int64_t j = 0; j < n; ++j)
+      b[p * n + j] = bw[p * ldb + j];
+  }
+  for (float beta : {0.0f, 1.0f}) {
+    std::vector<float> cw(m * ldc, 7.0f);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        cw[i * ldc + j] = c0[i * n + j];
+    ASSERT_TRUE(pdrt::sgemmTNThroughTranspose(m, n, k, 0.5f, aw.data(), lda,
+                                              bw.data(), ldb, beta, cw.data(),
+                                              ldc, 100 * n));
+    std::vector<float> c(m * n);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < ldc; ++j) {
+        if (j < n)
+          c[i * n + j] = cw[i * ldc + j];
+        else
+          ASSERT_EQ(cw[i * ldc + j], 7.0f) << "row " << i << " column " << j;
+      }
+    expectClose(c, reference(a, b, c0, m, n, k, 0.5f, beta),
+                beta == 0.0f ? "beta 0" : "beta 1");
+  }
+}
+
+} // namespace
