@@ -36,6 +36,10 @@ def header(result):
         f"{s['openblas_coretype']} in every side's environment",
         f"- {s['steps']} steps per run, medians of the per-step times after "
         f"{s['warmup']} warm-up steps; optimizer {s['optimizer']} lr {s['lr']}",
+        "- pdc's op costs: " + {"profile": "measured on this machine at compile time "
+                                "(`pdc --profile`)",
+                                "roofline": "its roofline model"}.get(
+                                    s.get("pdc_costs", "roofline"), s.get("pdc_costs", "")),
         "- rounds: every configuration of a model runs once per round, one after "
         "the other; ms/step is the median of its rounds' medians, in brackets "
         "their range",
@@ -115,7 +119,8 @@ FOOTNOTES = [
     "gloo, one process per rank, blocks split evenly (embeddings on the first stage, "
     "final LayerNorm + LM head + loss on the last), the LM head untied from the token "
     "embedding (a copy); interleaved and V schedules hold 2 stages per rank. pdc: "
-    "stages balanced by cost, recompute none, the tied head kept as a copy per "
+    "stages balanced by cost (the op costs in the header), recompute none, the "
+    "tied head kept as a copy per "
     "owner stage with summed gradients. Peak RSS: VmHWM of each process (pdc: "
     "polled from /proc while the ranks run).",
 ]

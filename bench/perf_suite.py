@@ -36,6 +36,7 @@ import datetime
 import json
 import os
 import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -114,6 +115,10 @@ def parse_args():
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--threads", type=int, default=1, help="threads per process")
     p.add_argument("--pdc-schedules", default="2bw,flush,gpipe")
+    p.add_argument("--pdc-costs", choices=("profile", "roofline"), default="profile",
+                   help="the op costs pdc plans with: measured on this machine "
+                        "(pdc --profile, a cache in the work dir, so this build's "
+                        "kernels are timed) or its roofline model")
     p.add_argument("--pipe-schedules",
                    default="1F1B,GPipe,Interleaved1F1B,InterleavedZeroBubble,ZBVZeroBubble",
                    help="names in perf_worker.PIPE_SCHEDULES (also LoopedBFS, DualPipeV)")
@@ -354,6 +359,9 @@ def side_pipelining(args, model):
 def compile_plan(args, model, d, schedule, plan, *extra):
     """Compile model with pdc into plan with the fixed placement."""
     c = model.config
+    if args.pdc_costs == "profile" and "--plan-only" not in extra:
+        extra = (*extra, "--profile", "--profile-cache",
+                 os.path.join(model.dir, "op-profiles"))
     run_process([args.pdc, model.onnx, "-o", plan, "--stages", str(d),
                  "--replicas", "1", "--microbatch", str(c["microbatch"]),
                  "--microbatches", str(c["microbatches"]), "--schedule", schedule,
@@ -436,6 +444,8 @@ def export_model(args, model):
     """Export the GPT at the microbatch size (opset 17) and write its dataset
     (4 global batches) with examples/gpt/export.py under torch 1.13."""
     os.makedirs(model.dir, exist_ok=True)
+    # Op costs are measured afresh with this build's kernels (compile_plan).
+    shutil.rmtree(os.path.join(model.dir, "op-profiles"), ignore_errors=True)
     run_process([args.torch113_python, EXPORTER, "--quiet", "--opset", "17",
                  "--out", model.onnx, "--samples", str(4 * model.global_batch),
                  *model.export_args()], child_env(args), args.timeout)
@@ -520,6 +530,7 @@ def main():
               "cpu": perf_proc.cpu_model(), "loadavg_start": loadavg(),
               "settings": {"steps": args.steps, "warmup": args.warmup, "lr": args.lr,
                            "optimizer": OPTIMIZER, "threads": args.threads, "rounds": args.rounds,
+                           "pdc_costs": args.pdc_costs,
                            "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", "unset")}}
     print("measuring the single-thread sgemm rate", flush=True)
     result["sgemm"] = sgemm_rates(args)

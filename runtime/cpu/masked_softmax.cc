@@ -39,10 +39,7 @@ int64_t keptPrefix(const uint8_t *mask, int64_t dim) {
 /// in double, as pdrt_softmax does.
 void softmaxInPlace(float *y, int64_t n) {
   float max = pdrt::vmath::max(y, n);
-  for (int64_t k = 0; k < n; ++k)
-    y[k] -= max;
-  pdrt::vmath::exp(y, y, n);
-  float inv = (float)(1.0 / pdrt::vmath::sum(y, n));
+  float inv = (float)(1.0 / pdrt::vmath::expSum(y, max, y, n));
   for (int64_t k = 0; k < n; ++k)
     y[k] *= inv;
 }

@@ -256,32 +256,21 @@ extern "C" void pdrt_broadcast(pdrt_ctx *ctx, const float *x, float *y,
 
 namespace {
 /// Softmax of contiguous rows (the last axis): exp(x - max) a row at a
-/// time, vectorised; the sum in double over 16 lanes (vmath::sum).
+/// time, vectorised, with its sum in double over 16 lanes (vmath::expSum).
 void softmaxRows(const float *x, float *y, int64_t rows, int64_t dim,
                  int32_t log) {
   for (int64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * dim;
     float *yr = y + r * dim;
     float max = pdrt::vmath::max(xr, dim);
-    for (int64_t k = 0; k < dim; ++k)
-      yr[k] = xr[k] - max;
     if (log) {
-      // y holds x - max; exp of it only for the sum.
-      double sum = 0.0;
-      float e[pdrt::vmath::kChunk];
-      for (int64_t at = 0; at < dim; at += pdrt::vmath::kChunk) {
-        int64_t c = std::min(pdrt::vmath::kChunk, dim - at);
-        pdrt::vmath::exp(yr + at, e, c);
-        for (int64_t k = 0; k < c; ++k)
-          sum += e[k];
-      }
-      float logSum = (float)std::log(sum);
+      // exp(x - max) only for the sum.
+      float logSum = (float)std::log(pdrt::vmath::expSum(xr, max, nullptr, dim));
       for (int64_t k = 0; k < dim; ++k)
-        yr[k] -= logSum;
+        yr[k] = (xr[k] - max) - logSum;
       continue;
     }
-    pdrt::vmath::exp(yr, yr, dim);
-    float inv = (float)(1.0 / pdrt::vmath::sum(yr, dim));
+    float inv = (float)(1.0 / pdrt::vmath::expSum(xr, max, yr, dim));
     for (int64_t k = 0; k < dim; ++k)
       yr[k] *= inv;
   }

@@ -5,7 +5,9 @@
 // _rows forms (reduction "none") each row's own value, 0 when ignored. A label
 // outside [0, c) is a data error naming the row (the executor adds which
 // microbatch and step). The CPU forms of pdrt_numerics.h's row functions
-// compute exp a vector at a time and sum in double over 16 lanes (vmath.h).
+// compute exp a vector at a time and sum in double over 16 lanes in the
+// same pass (vmath::expSum): the one summation order of the loss, its
+// gradient and the fused form.
 // pdrt_softmax_xent_with_grad is the loss and its seeded gradient from one
 // pass of exponentials (pd-fuse-cross-entropy-gradient).
 //
@@ -20,24 +22,6 @@
 
 namespace {
 
-/// e[j] = exp(x[j] - mx) over the row and their sum in double, a chunk of
-/// vmath::kChunk at a time (vmath::sum per chunk, the chunks in order): the
-/// one summation order of the loss, its gradient and the fused form. With
-/// kKeepRow `e` is the row's output; otherwise a chunk buffer reused.
-template <bool kKeepRow>
-double expSum(const float *x, int64_t c, float mx, float *e) {
-  double total = 0.0;
-  for (int64_t at = 0; at < c; at += pdrt::vmath::kChunk) {
-    int64_t n = std::min(pdrt::vmath::kChunk, c - at);
-    float *out = kKeepRow ? e + at : e;
-    for (int64_t j = 0; j < n; ++j)
-      out[j] = x[at + j] - mx;
-    pdrt::vmath::exp(out, out, n);
-    total += pdrt::vmath::sum(out, n);
-  }
-  return total;
-}
-
 /// Cross-entropy of one row (pdrt_row_xent) from its max and exp sum.
 float xentFrom(const float *x, int64_t label, float mx, double sum) {
   return (mx + (float)std::log(sum)) - x[label];
@@ -46,8 +30,7 @@ float xentFrom(const float *x, int64_t label, float mx, double sum) {
 /// Cross-entropy of one row (pdrt_row_xent).
 float rowXent(const float *x, int64_t c, int64_t label) {
   float mx = pdrt::vmath::max(x, c);
-  float e[pdrt::vmath::kChunk];
-  return xentFrom(x, label, mx, expSum<false>(x, c, mx, e));
+  return xentFrom(x, label, mx, pdrt::vmath::expSum(x, mx, nullptr, c));
 }
 
 /// dx = scale * (e / sum - onehot(label)) from the row's exponentials e
@@ -65,14 +48,14 @@ void scaleToGrad(float *dx, int64_t c, int64_t label, float scale,
 void rowXentGrad(const float *x, int64_t c, int64_t label, float scale,
                  float *dx) {
   float mx = pdrt::vmath::max(x, c);
-  scaleToGrad(dx, c, label, scale, expSum<true>(x, c, mx, dx));
+  scaleToGrad(dx, c, label, scale, pdrt::vmath::expSum(x, mx, dx, c));
 }
 
 /// Both at once: returns the row's loss and writes its gradient.
 float rowXentWithGrad(const float *x, int64_t c, int64_t label, float scale,
                       float *dx) {
   float mx = pdrt::vmath::max(x, c);
-  double sum = expSum<true>(x, c, mx, dx);
+  double sum = pdrt::vmath::expSum(x, mx, dx, c);
   float loss = xentFrom(x, label, mx, sum);
   scaleToGrad(dx, c, label, scale, sum);
   return loss;

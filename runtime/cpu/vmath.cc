@@ -99,10 +99,7 @@ double laneSum(int64_t n, Vector vector, Scalar scalar) {
     _mm256_store_pd(lanes + 4 * k, acc[k]);
   for (int64_t j = 0; i < n; ++i, ++j)
     lanes[j] += scalar(i);
-  for (int width = 8; width >= 1; width /= 2)
-    for (int j = 0; j < width; ++j)
-      lanes[j] += lanes[j + width];
-  return lanes[0];
+  return combineLanes(lanes);
 }
 
 __m256d widen(const float *x) { return _mm256_cvtps_pd(_mm_loadu_ps(x)); }
@@ -112,6 +109,47 @@ double sum(const float *x, int64_t n) {
   return laneSum(
       n, [&](int64_t i, int k) { return widen(x + i + 4 * k); },
       [&](int64_t i) { return (double)x[i]; });
+}
+
+double expSum(const float *x, float shift, float *y, int64_t n) {
+  if (hasAvx512())
+    return avx512::expSum(x, shift, y, n);
+  // laneSum's order: acc[k] holds lanes 4k .. 4k + 3.
+  __m256 s = _mm256_set1_ps(shift);
+  __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(),
+                    _mm256_setzero_pd(), _mm256_setzero_pd()};
+  auto exp16 = [&](const float *in, __m256 e[2]) {
+    for (int h = 0; h < 2; ++h)
+      e[h] = Sleef_expf8_u10(_mm256_sub_ps(_mm256_loadu_ps(in + 8 * h), s));
+  };
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256 e[2];
+    exp16(x + i, e);
+    for (int h = 0; h < 2; ++h) {
+      if (y)
+        _mm256_storeu_ps(y + i + 8 * h, e[h]);
+      acc[2 * h] = _mm256_add_pd(acc[2 * h], _mm256_cvtps_pd(_mm256_castps256_ps128(e[h])));
+      acc[2 * h + 1] = _mm256_add_pd(acc[2 * h + 1], _mm256_cvtps_pd(_mm256_extractf128_ps(e[h], 1)));
+    }
+  }
+  alignas(32) double lanes[16];
+  for (int k = 0; k < 4; ++k)
+    _mm256_store_pd(lanes + 4 * k, acc[k]);
+  if (i < n) {
+    alignas(32) float tail[16] = {};
+    std::copy(x + i, x + n, tail);
+    __m256 e[2];
+    exp16(tail, e);
+    _mm256_store_ps(tail, e[0]);
+    _mm256_store_ps(tail + 8, e[1]);
+    for (int64_t j = 0; j < n - i; ++j) {
+      if (y)
+        y[i + j] = tail[j];
+      lanes[j] += (double)tail[j];
+    }
+  }
+  return combineLanes(lanes);
 }
 
 double dot(const float *a, const float *b, int64_t n) {

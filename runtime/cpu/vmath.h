@@ -31,6 +31,20 @@ float max(const float *x, int64_t n);
 /// kernel summing the same row gets the same bits.
 double sum(const float *x, int64_t n);
 
+/// y[i] = exp(x[i] - shift) over x[0..n) (y may be x; null: not stored)
+/// and the sum of the y[i] in vmath::sum's order, in one pass: the same
+/// bits as exp of the shifted row followed by sum.
+double expSum(const float *x, float shift, float *y, int64_t n);
+
+/// The last step of sum's order: lanes[0..16) combined pairwise (lane j
+/// adds lane j + 8, then j + 4, ...).
+inline double combineLanes(double *lanes) {
+  for (int width = 8; width >= 1; width /= 2)
+    for (int j = 0; j < width; ++j)
+      lanes[j] += lanes[j + width];
+  return lanes[0];
+}
+
 /// The dot product of a[0..n) and b[0..n) in double, in vmath::sum's
 /// order (lane i adds a[i] b[i], a[i+16] b[i+16], ...; the float products
 /// are exact in double). Rows that differ only by trailing zeros get the

@@ -17,6 +17,7 @@ void erf(const float *x, float *y, int64_t n);
 void tanh(const float *x, float *y, int64_t n);
 void sin(const float *x, float *y, int64_t n);
 void cos(const float *x, float *y, int64_t n);
+double expSum(const float *x, float shift, float *y, int64_t n);
 
 } // namespace pdrt::vmath::avx512
 

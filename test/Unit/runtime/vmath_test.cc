@@ -124,6 +124,34 @@ TEST(VectorMath, SumAndDotInDoubleAndBlindToTrailingZeros) {
   }
 }
 
+// The fused exp and sum: bit for bit the two passes it replaces (exp of
+// the shifted row, then sum), on both instruction sets, for lengths that
+// leave tails of every size; stored in place, elsewhere, or not at all.
+TEST(VectorMath, ExpSumIsExpThenSumBitForBit) {
+  for (bool avx512 : {true, false}) {
+    pdrt::vmath::useAvx512(avx512);
+    SCOPED_TRACE(pdrt::vmath::hasAvx512() ? "AVX-512" : "AVX2");
+    for (int64_t n = 1; n <= 70; ++n) {
+      std::vector<float> x = uniform(n, -9, 3, (unsigned)(400 + n));
+      float shift = 1.25f;
+      std::vector<float> want(n);
+      for (int64_t i = 0; i < n; ++i)
+        want[i] = x[i] - shift;
+      pdrt::vmath::exp(want.data(), want.data(), n);
+      double wantSum = pdrt::vmath::sum(want.data(), n);
+      std::vector<float> y(n + 1, -1.0f), inPlace(x);
+      EXPECT_EQ(pdrt::vmath::expSum(x.data(), shift, y.data(), n), wantSum) << n;
+      EXPECT_EQ(std::vector<float>(y.begin(), y.begin() + n), want) << n;
+      EXPECT_EQ(y[n], -1.0f) << n; // nothing past the row
+      EXPECT_EQ(pdrt::vmath::expSum(inPlace.data(), shift, inPlace.data(), n),
+                wantSum) << n;
+      EXPECT_EQ(inPlace, want) << n;
+      EXPECT_EQ(pdrt::vmath::expSum(x.data(), shift, nullptr, n), wantSum) << n;
+    }
+  }
+  pdrt::vmath::useAvx512(true);
+}
+
 double geluTanhRef(double x) {
   return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
 }
