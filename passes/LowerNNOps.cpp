@@ -218,10 +218,20 @@ static void populateElementwise(RuntimePatterns &patterns) {
     return success();
   });
   patterns.add<GeluGradOp>([](GeluGradOp g, RuntimeCallBuilder &b) {
+    Value dx = g.getResult();
+    Value tanh = b.i32(g.getApproximate() == GeluApproximation::Tanh);
+    if (Value db = g.getBiasGrad()) {
+      // dx and its sum over the rows (the bias gradient) in one pass.
+      int64_t cols = numel(db);
+      b.call(RuntimeFn::pdrt_gelu_grad_bias,
+             {b.ctx(), tanh, b.address(g.getGrad()), b.address(g.getInput()),
+              b.address(dx), b.address(db), b.i64(cols ? numel(dx) / cols : 0),
+              b.i64(cols)});
+      return success();
+    }
     b.call(RuntimeFn::pdrt_gelu_grad,
-           {b.ctx(), b.i32(g.getApproximate() == GeluApproximation::Tanh),
-            b.address(g.getGrad()), b.address(g.getInput()), b.address(g),
-            b.i64(numel(g))});
+           {b.ctx(), tanh, b.address(g.getGrad()), b.address(g.getInput()),
+            b.address(dx), b.i64(numel(dx))});
     return success();
   });
 }

@@ -443,6 +443,29 @@ def InsertProfileMarksPass : Pass<"pd-insert-profile-marks", "::mlir::ModuleOp">
   }];
 }
 
+def FuseBiasGradientsPass : Pass<"pd-fuse-bias-gradients", "::mlir::ModuleOp"> {
+  let summary = "Sums a bias gradient in the pass of the GELU gradient it reads.";
+  let description = [{
+    A `pd.sum_to` of a `pd.gelu_grad` result (through reshapes that keep
+    the last dimension) down to its last dimension is the gradient of the
+    bias added before the GELU: the GELU gradient gets it as a second
+    result, computed while each row is in cache instead of read back from
+    memory. Bit for bit the unfused results. Runs on the outlined stage
+    functions, where both ops are known to be on one stage.
+
+    Before:
+    ```mlir
+    %dh = pd.gelu_grad %dg, %h : tensor<2x4x8xf32>
+    %v = pd.reshape %dh : tensor<2x4x8xf32> -> tensor<8x8xf32>
+    %db = pd.sum_to %v : tensor<8x8xf32> -> tensor<8xf32>
+    ```
+    After:
+    ```mlir
+    %dh, %db = pd.gelu_grad %dg, %h : tensor<2x4x8xf32> -> tensor<8xf32>
+    ```
+  }];
+}
+
 def AccumulateInPlacePass : Pass<"pd-accumulate-in-place", "::mlir::ModuleOp"> {
   let summary = "Computes weight gradients of matmuls straight into their accumulators.";
   let description = [{

@@ -129,8 +129,8 @@ LogicalResult GraphBuilder::addOp(Operation &op) {
   return success();
 }
 
-/// Users of every value (the return excluded), and the matmuls that
-/// accumulate in place.
+/// Users of every value (the return excluded), the matmuls that
+/// accumulate in place and the bias gradients of GELU gradients.
 void GraphBuilder::linkUsers() {
   Block &body = main.getBody().front();
   for (BlockArgument arg : body.getArguments()) {
@@ -154,6 +154,9 @@ void GraphBuilder::linkUsers() {
         isa<AccumulateGradOp>(*op.getUsers().begin()))
       g.ops[opIndex.lookup(&op)].accumulateUser =
           opIndex.lookup(*op.getUsers().begin());
+    if (auto sum = dyn_cast<SumToOp>(op))
+      if (GeluGradOp gelu = sum.getSummedGeluGrad())
+        g.ops[opIndex.lookup(&op)].summedGeluGrad = opIndex.lookup(gelu);
   }
 }
 
@@ -207,6 +210,21 @@ void ProgramGraph::price(function_ref<double(const Op &)> seconds) {
     if (int32_t p = positionOf(i); p >= 0)
       chain.seconds[p] += ops[i].seconds;
   }
+  // A GELU gradient with a bias gradient: both ops' FLOPs, the GELU
+  // gradient's bytes and the bias gradient's, as the fused op is priced;
+  // measured, the two measurements.
+  for (Op &sum : ops) {
+    if (sum.summedGeluGrad < 0)
+      continue;
+    const Op &gelu = ops[sum.summedGeluGrad];
+    Op fused = gelu;
+    fused.flops += sum.flops;
+    fused.bytes += values[sum.resultBegin].bytes;
+    fused.measured = gelu.measured >= 0 && sum.measured >= 0
+                         ? gelu.measured + sum.measured
+                         : -1;
+    sum.fusedSeconds = seconds(fused);
+  }
   std::vector<int64_t> delta(positions + 2, 0);
   for (int32_t i = 0; i < n; ++i) {
     const Op &op = ops[i];
@@ -239,7 +257,8 @@ static bool sameStructure(const ProgramGraph &a, const ProgramGraph &b) {
     const ProgramGraph::Op &x = a.ops[i], &y = b.ops[i];
     if (x.kind != y.kind || x.backward != y.backward || x.pure != y.pure ||
         x.owner != y.owner || x.param != y.param || x.costed != y.costed ||
-        x.accumulateUser != y.accumulateUser || x.name != y.name ||
+        x.accumulateUser != y.accumulateUser ||
+        x.summedGeluGrad != y.summedGeluGrad || x.name != y.name ||
         x.measured >= 0 || y.measured >= 0)
       return false;
   }

@@ -12,6 +12,8 @@
 //  - pd-recompute-forward: the backward starts with the forward ops its
 //    stash needs, taking the stage inputs; the forward returns only those
 //    and loses its now-dead pure ops;
+//  - pd-fuse-bias-gradients: a bias gradient summed by the GELU gradient
+//    it reads when both are in the backward;
 //  - pd-accumulate-in-place and pd-allocate-buffers: regions in the pass's
 //    order (parameters, state, stash, comm) and the workspace packed
 //    first-fit over live ranges.
@@ -42,6 +44,9 @@ struct VOp {
   bool alive = true;
   int32_t orig = -1; ///< Graph op of a clone or a re-read source.
   int32_t peer = -1; ///< Sender of a recv.
+  /// The sum_to this GELU gradient absorbed (pd-fuse-bias-gradients), by
+  /// index in its function: it defines that op's result too.
+  int32_t absorbed = -1;
   uint32_t operandBegin = 0, operandEnd = 0, resultBegin = 0, resultEnd = 0;
 };
 
@@ -484,19 +489,69 @@ static int64_t workspaceBytes(const VFn &fn) {
       lastUse[root] = std::max(lastUse[root], end);
     }
   llvm::SmallVector<LiveInterval> intervals;
+  auto addInterval = [&](uint32_t v, int64_t at) {
+    const VVal &val = fn.vals[v];
+    if (val.home != Home::None || val.constant || fn.viewOf[v] >= 0)
+      return;
+    intervals.push_back(
+        {at, std::max(at, lastUse[v]), alignArena(val.bytes), 0});
+  };
   for (size_t i = 0; i < fn.ops.size(); ++i) {
     const VOp &op = fn.ops[i];
     if (!op.alive)
       continue;
-    for (uint32_t v = op.resultBegin; v < op.resultEnd; ++v) {
-      const VVal &val = fn.vals[v];
-      if (val.home != Home::None || val.constant || fn.viewOf[v] >= 0)
-        continue;
-      intervals.push_back({position[i], std::max(position[i], lastUse[v]),
-                           alignArena(val.bytes), 0});
-    }
+    for (uint32_t v = op.resultBegin; v < op.resultEnd; ++v)
+      addInterval(v, position[i]);
+    if (op.absorbed >= 0)
+      addInterval(fn.ops[op.absorbed].resultBegin, position[i]);
   }
   return packFirstFit(intervals);
+}
+
+/// pd-fuse-bias-gradients on a function: a sum_to that is a GELU
+/// gradient's bias gradient, with the reshapes between them in the same
+/// function, is computed by the GELU gradient (the first such sum of each);
+/// the sum and the reshapes only it read go.
+static void fuseBiasGradients(const ProgramGraph &g, VFn &fn) {
+  std::vector<std::vector<int32_t>> chains; // the reshapes, sum side first
+  for (size_t i = 0; i < fn.ops.size(); ++i) {
+    VOp &sum = fn.ops[i];
+    if (!sum.alive || sum.kind != VKind::Clone ||
+        g.ops[sum.orig].summedGeluGrad < 0)
+      continue;
+    std::vector<int32_t> views;
+    int32_t def = fn.vals[fn.pool[sum.operandBegin]].def;
+    while (def >= 0 && fn.ops[def].kind == VKind::Clone &&
+           g.ops[fn.ops[def].orig].view) {
+      views.push_back(def);
+      def = fn.vals[fn.pool[fn.ops[def].operandBegin]].def;
+    }
+    if (def < 0 || fn.ops[def].kind != VKind::Clone ||
+        fn.ops[def].orig != g.ops[sum.orig].summedGeluGrad ||
+        fn.ops[def].absorbed >= 0)
+      continue;
+    sum.alive = false;
+    fn.ops[def].absorbed = i;
+    fn.vals[sum.resultBegin].def = def;
+    chains.push_back(std::move(views));
+  }
+  if (chains.empty())
+    return;
+  std::vector<int32_t> uses(fn.vals.size(), 0);
+  for (const VOp &op : fn.ops)
+    if (op.alive)
+      for (int32_t v : fn.operandsOf(op))
+        ++uses[v];
+  for (int32_t v : fn.returned)
+    ++uses[v];
+  for (const std::vector<int32_t> &views : chains)
+    for (int32_t view : views) {
+      VOp &op = fn.ops[view];
+      if (!op.alive || uses[op.resultBegin] > 0)
+        break;
+      op.alive = false;
+      --uses[fn.pool[op.operandBegin]];
+    }
 }
 
 /// pd-accumulate-in-place and pd-allocate-buffers on the two functions.
@@ -555,6 +610,7 @@ void Modeler::allocate(int64_t s, VFn &fwd, VFn &bwd, StageSummary &out,
       v.home = Home::Comm;
       r.comm += alignArena(v.bytes);
     }
+  fuseBiasGradients(g, bwd);
   allocateViews(g, fwd);
   allocateViews(g, bwd);
   r.workspace = std::max(workspaceBytes(fwd), workspaceBytes(bwd));
@@ -565,7 +621,9 @@ void Modeler::allocate(int64_t s, VFn &fwd, VFn &bwd, StageSummary &out,
     for (const VOp &op : fn->ops) {
       if (!op.alive)
         continue;
-      if (op.orig >= 0)
+      if (op.absorbed >= 0)
+        seconds += g.ops[fn->ops[op.absorbed].orig].fusedSeconds;
+      else if (op.orig >= 0)
         seconds += g.ops[op.orig].seconds;
       if (op.kind == VKind::Recv)
         out.recvs.push_back({op.peer, fn->vals[op.resultBegin].bytes, forward});

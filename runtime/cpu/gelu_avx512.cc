@@ -11,7 +11,11 @@
 // eltwise primitive (bench/kernels/gelu_kernels). Eigen is used in this
 // file only: its templates, instantiated with AVX-512 here, must not be
 // instantiated by a file built for AVX2, or the linker could keep one copy
-// for both.
+// for both. Every element goes through the packet code (inPackets), so
+// its bits do not depend on the buffers' alignment or on where a call
+// starts; outputs off a 64-byte boundary (never in a stage's arena) go
+// through an aligned block, 0.34 -> 0.56 ns per element forward on an
+// Ice Lake Xeon.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,12 +25,12 @@
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace pdrt::gelu::avx512 {
 
 namespace {
 
-using Out = Eigen::Map<Eigen::ArrayXf>;
 using In = Eigen::Map<const Eigen::ArrayXf>;
 
 constexpr float kInvSqrt2 = 0.7071067811865476f;    // 1 / sqrt(2)
@@ -44,42 +48,76 @@ template <typename X> auto tanhFormExp(const X &x) {
   return (-2.0f * u.min(40.0f).max(-40.0f)).exp();
 }
 
+/// Runs kernel(x, dy, y, len) over [0, n) so that Eigen computes every
+/// element with its 16-lane packet code: y is a 64-byte-aligned block of
+/// at most kBlock elements, len a multiple of 16, and the last n % 16
+/// elements go through a zero-padded packet. A Map of an unaligned output
+/// would otherwise be peeled to its alignment with Eigen's scalar erf and
+/// exp (other bits), so an element's value would depend on where its
+/// buffer lies and where the call starts (a row of pdrt_gelu_grad_bias
+/// against the whole tensor).
+constexpr int64_t kBlock = 1024;
+template <typename Kernel>
+void inPackets(const float *x, const float *dy, float *y, int64_t n,
+               Kernel kernel) {
+  alignas(64) float block[kBlock];
+  int64_t body = n / 16 * 16;
+  for (int64_t at = 0; at < body; at += kBlock) {
+    int64_t len = std::min(kBlock, body - at);
+    bool aligned = reinterpret_cast<uintptr_t>(y + at) % 64 == 0;
+    float *out = aligned ? y + at : block;
+    kernel(x + at, dy ? dy + at : nullptr, out, len);
+    if (!aligned)
+      std::copy(block, block + len, y + at);
+  }
+  if (int64_t tail = n - body) {
+    alignas(64) float xs[16] = {}, dys[16] = {};
+    std::copy(x + body, x + n, xs);
+    if (dy)
+      std::copy(dy + body, dy + n, dys);
+    kernel(xs, dys, block, 16);
+    std::copy(block, block + tail, y + body);
+  }
+}
+
+using AlignedOut = Eigen::Map<Eigen::ArrayXf, Eigen::Aligned64>;
+
 } // namespace
 
 void forward(bool approxTanh, const float *xp, float *yp, int64_t n) {
-  In x(xp, n);
-  Out y(yp, n);
-  if (approxTanh)
-    y = x / (1.0f + tanhFormExp(x));
-  else
-    y = 0.5f * x * (1.0f + (kInvSqrt2 * x).erf());
+  inPackets(xp, nullptr, yp, n,
+            [&](const float *xs, const float *, float *ys, int64_t len) {
+              In x(xs, len);
+              AlignedOut y(ys, len);
+              if (approxTanh)
+                y = x / (1.0f + tanhFormExp(x));
+              else
+                y = 0.5f * x * (1.0f + (kInvSqrt2 * x).erf());
+            });
 }
 
 void backward(bool approxTanh, const float *dyp, const float *xp, float *dxp,
               int64_t n) {
-  In dy(dyp, n), x(xp, n);
-  Out dx(dxp, n);
-  if (approxTanh) {
-    // gelu' = 0.5 (1 + t) + 0.5 x (1 - t^2) u', u' = sqrt(2/pi)(1 + 3c x^2),
-    // a chunk at a time so e and sigma are evaluated once per element.
-    constexpr int64_t kChunk = 1024;
-    Eigen::Array<float, kChunk, 1> e, s;
-    for (int64_t at = 0; at < n; at += kChunk) {
-      int64_t c = std::min(kChunk, n - at);
-      In xs(xp + at, c), dys(dyp + at, c);
-      Out dxs(dxp + at, c);
-      auto ec = e.head(c);
-      auto sc = s.head(c);
-      ec = tanhFormExp(xs);
-      sc = 1.0f / (1.0f + ec);
-      dxs = dys * (sc + 2.0f * xs * ec * sc.square() * kSqrt2OverPi *
-                            (1.0f + 3.0f * kCubic * xs.square()));
-    }
-    return;
-  }
-  // gelu' = Phi(x) + x phi(x), phi the standard normal density.
-  dx = dy * (0.5f * (1.0f + (kInvSqrt2 * x).erf()) +
-             kInvSqrt2Pi * x * (-0.5f * x.square()).exp());
+  inPackets(xp, dyp, dxp, n,
+            [&](const float *xs, const float *dys, float *dxs, int64_t len) {
+              In x(xs, len), dy(dys, len);
+              AlignedOut dx(dxs, len);
+              if (approxTanh) {
+                // gelu' = 0.5 (1 + t) + 0.5 x (1 - t^2) u', u' = sqrt(2/pi)
+                // (1 + 3c x^2), e and sigma evaluated once per element.
+                Eigen::Array<float, kBlock, 1> e, s;
+                auto ec = e.head(len);
+                auto sc = s.head(len);
+                ec = tanhFormExp(x);
+                sc = 1.0f / (1.0f + ec);
+                dx = dy * (sc + 2.0f * x * ec * sc.square() * kSqrt2OverPi *
+                                    (1.0f + 3.0f * kCubic * x.square()));
+                return;
+              }
+              // gelu' = Phi(x) + x phi(x), phi the standard normal density.
+              dx = dy * (0.5f * (1.0f + (kInvSqrt2 * x).erf()) +
+                         kInvSqrt2Pi * x * (-0.5f * x.square()).exp());
+            });
 }
 
 } // namespace pdrt::gelu::avx512

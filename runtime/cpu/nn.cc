@@ -234,6 +234,22 @@ extern "C" void pdrt_gelu_grad(pdrt_ctx *ctx, int32_t approxTanh,
   }
 }
 
+extern "C" void pdrt_gelu_grad_bias(pdrt_ctx *ctx, int32_t approxTanh,
+                                    const float *dy, const float *x, float *dx,
+                                    float *db, int64_t rows, int64_t cols) {
+  if (pdrt::hasError(ctx))
+    return;
+  std::fill(db, db + cols, 0.0f);
+  // A row at a time: its dx is still in L1 when it is added into db.
+  for (int64_t r = 0; r < rows; ++r) {
+    float *__restrict dxr = dx + r * cols;
+    pdrt_gelu_grad(ctx, approxTanh, dy + r * cols, x + r * cols, dxr, cols);
+    float *__restrict dbr = db;
+    for (int64_t j = 0; j < cols; ++j)
+      dbr[j] += dxr[j];
+  }
+}
+
 extern "C" void pdrt_broadcast(pdrt_ctx *ctx, const float *x, float *y,
                                const int64_t *desc) {
   if (pdrt::hasError(ctx))

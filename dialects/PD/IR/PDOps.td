@@ -346,6 +346,13 @@ def PD_SumToOp : PD_Op<"sum_to", [Pure,
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The pd.gelu_grad (without a bias gradient yet) whose rows this op
+    /// sums to its last dimension, through reshapes that keep that
+    /// dimension: a bias gradient pd-fuse-bias-gradients folds into the
+    /// GELU gradient (the stage model predicts the same). Null otherwise.
+    ::mlir::pd::GeluGradOp getSummedGeluGrad();
+  }];
 }
 
 def PD_SoftmaxCrossEntropyLossOp : PD_Op<"softmax_cross_entropy", [Pure,

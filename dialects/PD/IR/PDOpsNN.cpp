@@ -233,13 +233,50 @@ int64_t UnaryGradOp::getFlops() { return 8 * numElements(getResult()); }
 
 LogicalResult GeluOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                SmallVectorImpl<Value> &operandGrads) {
-  operandGrads.push_back(b.create<GeluGradOp>(
-      getLoc(), getType(), resultGrads[0], getInput(), getApproximateAttr()));
+  operandGrads.push_back(
+      b.create<GeluGradOp>(getLoc(), getType(), /*bias_grad=*/Type(),
+                           resultGrads[0], getInput(), getApproximateAttr())
+          .getResult());
   return success();
 }
 
+LogicalResult GeluGradOp::verify() {
+  Value biasGrad = getBiasGrad();
+  if (!biasGrad)
+    return success();
+  auto dx = getResult().getType();
+  auto db = cast<RankedTensorType>(biasGrad.getType());
+  if (dx.getRank() < 1 || db.getRank() != 1 ||
+      db.getDimSize(0) != dx.getDimSize(dx.getRank() - 1))
+    return emitOpError("bias gradient shape ")
+           << shapeStr(db.getShape()) << " is not the last dimension of "
+           << shapeStr(dx.getShape());
+  return success();
+}
+
+GeluGradOp SumToOp::getSummedGeluGrad() {
+  RankedTensorType out = getType();
+  auto lastDim = [](Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    return type.getRank() ? type.getShape().back() : int64_t(-1);
+  };
+  if (out.getRank() != 1 || lastDim(getInput()) != out.getDimSize(0))
+    return {};
+  Value v = getInput();
+  while (auto view = v.getDefiningOp<ReshapeOp>()) {
+    v = view.getInput();
+    if (lastDim(v) != out.getDimSize(0))
+      return {};
+  }
+  auto grad = v.getDefiningOp<GeluGradOp>();
+  return grad && !grad.getBiasGrad() ? grad : GeluGradOp();
+}
+
 int64_t GeluOp::getFlops() { return 20 * numElements(getResult()); }
-int64_t GeluGradOp::getFlops() { return 28 * numElements(getResult()); }
+int64_t GeluGradOp::getFlops() {
+  // The bias gradient's sum: one add per element.
+  return (getBiasGrad() ? 29 : 28) * numElements(getResult());
+}
 
 //===----------------------------------------------------------------------===//
 // DropoutOp: y = x * keep / (1 - p)    dx = dy * keep / (1 - p), the same op

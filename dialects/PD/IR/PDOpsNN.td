@@ -205,22 +205,31 @@ def PD_DropoutOp : PD_Op<"dropout", [Pure, SameOperandsAndResultType,
   let hasVerifier = 1;
 }
 
-def PD_GeluGradOp : PD_Op<"gelu_grad", [Pure, SameOperandsAndResultType,
+def PD_GeluGradOp : PD_Op<"gelu_grad", [Pure,
+    AllTypesMatch<["grad", "input", "result"]>,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
   let summary = "Gradient of pd.gelu: dx = dy * gelu'(x).";
   let description = [{
     Recomputes gelu'(x) from the forward's input x, with the same
-    `approximate` form as the forward.
+    `approximate` form as the forward. With a second result (made by
+    pd-fuse-bias-gradients) it also sums dx over every dimension but the
+    last, in the same pass: the gradient of the bias the Linear layer
+    before the GELU added (what a pd.sum_to of dx to the last dimension
+    computes, bit for bit: rows added in order, in float).
 
     ```mlir
     %dx = pd.gelu_grad %dy, %x : tensor<4x8xf32>
+    %dx, %db = pd.gelu_grad %dy, %x : tensor<4x8xf32> -> tensor<8xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$input,
                        DefaultValuedAttr<PD_GeluApproximationAttr,
                            "::mlir::pd::GeluApproximation::None">:$approximate);
-  let results = (outs PD_F32Tensor:$result);
-  let assemblyFormat = "$grad `,` $input attr-dict `:` type($result)";
+  let results = (outs PD_F32Tensor:$result,
+                      Optional<PD_F32Tensor>:$bias_grad);
+  let assemblyFormat =
+      "$grad `,` $input attr-dict `:` type($result) (`->` type($bias_grad)^)?";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

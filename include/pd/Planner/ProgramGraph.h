@@ -35,6 +35,11 @@ struct ProgramGraph {
     /// A matmul whose only use is an accumulate_grad (that op's index):
     /// pd-accumulate-in-place homes it in the gradient accumulator.
     int32_t accumulateUser = -1;
+    /// A sum_to that is a GELU gradient's bias gradient (that op's index):
+    /// pd-fuse-bias-gradients folds it into the GELU gradient when both
+    /// are on one stage, which then costs `fusedSeconds` for the two.
+    int32_t summedGeluGrad = -1;
+    double fusedSeconds = 0;
     int32_t owner = -1;    ///< The forward op it is or differentiates.
     int32_t chainPos = -1; ///< Position in `chain` (forward compute ops).
     int32_t param = -1;    ///< Parameter a param_ref/accumulate_grad names.

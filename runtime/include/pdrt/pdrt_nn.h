@@ -40,6 +40,14 @@ void pdrt_gelu(pdrt_ctx *ctx, int32_t approx_tanh, const float *x, float *y,
 void pdrt_gelu_grad(pdrt_ctx *ctx, int32_t approx_tanh, const float *dy,
                     const float *x, float *dx, int64_t n);
 
+/// pdrt_gelu_grad of `rows` rows of `cols` and, in the same pass, db[j] =
+/// the sum over the rows of dx[r][j] (the bias gradient of the Linear
+/// layer before the GELU): rows added in order in float, the bits of
+/// pdrt_sum_to on dx.
+void pdrt_gelu_grad_bias(pdrt_ctx *ctx, int32_t approx_tanh, const float *dy,
+                         const float *x, float *dx, float *db, int64_t rows,
+                         int64_t cols);
+
 /// Training-mode dropout: y[i] = keep(i) ? x[i] / (1 - ratio) : 0 with the
 /// counter-based mask of pdrt_random.h, keyed by the run's seed, the
 /// running microbatch (ctx) and `rng_id`. The same call on dy is the

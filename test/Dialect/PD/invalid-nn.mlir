@@ -54,6 +54,24 @@ func.func @layer_norm(%x: tensor<4x8xf32>, %g: tensor<4xf32>) {
 
 // -----
 
+// Tests that pd.gelu_grad's bias gradient is a vector of its last dimension.
+func.func @gelu_grad_bias(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'pd.gelu_grad' op bias gradient shape [4] is not the last dimension of [4,8]}}
+  %dx, %db = pd.gelu_grad %dy, %x : tensor<4x8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that pd.gelu_grad's operands and result have one type.
+func.func @gelu_grad_types(%dy: tensor<4x8xf32>, %x: tensor<2x16xf32>) {
+  // expected-error @+1 {{'pd.gelu_grad' op failed to verify that all of {grad, input, result} have same type}}
+  %dx = "pd.gelu_grad"(%dy, %x) : (tensor<4x8xf32>, tensor<2x16xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
 // Tests that pd.gelu's approximation is a #pd.gelu (none or tanh).
 func.func @gelu(%x: tensor<4x8xf32>) {
   // expected-error @+1 {{'pd.gelu' op attribute 'approximate' failed to satisfy constraint: the form of GELU}}

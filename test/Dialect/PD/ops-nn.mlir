@@ -65,6 +65,8 @@ func.func @gelu(%x: tensor<4x8xf32>) {
   %t = pd.gelu %y {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
   // CHECK: pd.gelu_grad %{{.+}}, %{{.+}} {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
   %dx = pd.gelu_grad %t, %x {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
+  // CHECK: pd.gelu_grad %{{.+}}, %{{.+}} : tensor<4x8xf32> -> tensor<8xf32>
+  %dh, %db = pd.gelu_grad %t, %x : tensor<4x8xf32> -> tensor<8xf32>
   return
 }
 

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <random>
 #include <string>
 #include <tuple>
@@ -199,6 +200,26 @@ TEST_P(Gelu, AndItsGradientToFloatAccuracy) {
       ASSERT_NEAR(dx[i], dy[i] * gradRef(x[i]), 2 * tol)
           << "n=" << n << " x=" << x[i];
     }
+  }
+}
+
+// The fused bias gradient (pd-fuse-bias-gradients): dx bit for bit that of
+// pdrt_gelu_grad over the whole tensor, db that of pdrt_sum_to of dx to the
+// last dimension; rows whose width leaves a tail, and the benchmark GPT's.
+TEST_P(Gelu, GradientWithBiasGradientIsTheUnfusedOpsBitForBit) {
+  bool approxTanh = std::get<1>(GetParam());
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 45}, {64, 1024}, {1, 1}}) {
+    int64_t n = rows * cols;
+    std::vector<float> x = uniform(n, -6, 6, (unsigned)(11 + n));
+    std::vector<float> dy = uniform(n, -2, 2, (unsigned)(12 + n));
+    std::vector<float> dx(n), want(n), db(cols, 5.0f), wantDb(cols);
+    pdrt_gelu_grad(nullptr, approxTanh, dy.data(), x.data(), want.data(), n);
+    const int64_t toBias[] = {2, rows, cols, 0, 1}; // [rows, cols] -> [cols]
+    pdrt_sum_to(nullptr, want.data(), wantDb.data(), cols, toBias);
+    pdrt_gelu_grad_bias(nullptr, approxTanh, dy.data(), x.data(), dx.data(),
+                        db.data(), rows, cols);
+    EXPECT_EQ(dx, want) << rows << " x " << cols;
+    EXPECT_EQ(db, wantDb) << rows << " x " << cols;
   }
 }
 
