@@ -90,16 +90,17 @@ scoreCandidates(MLIRContext *ctx, std::vector<PlanCandidate> &candidates,
   return groups;
 }
 
-/// The error when every candidate is rejected: for memory, the smallest
-/// candidate and what it needs (modelled now if only its parameters were
-/// weighed); otherwise the first candidate's reason.
+/// The error when every candidate is rejected: when some were too large
+/// for the memory, the smallest of those and what it needs (modelled now
+/// if only its parameters were weighed); otherwise the first candidate's
+/// reason.
 static LogicalResult
 reportNoPlan(ModuleOp module, ArrayRef<PlanCandidate> candidates,
              int64_t budget,
              std::map<std::tuple<int64_t, int64_t, int64_t>, SplitGroup> &groups) {
   const PlanCandidate *smallest = nullptr;
   for (const PlanCandidate &c : candidates)
-    if (c.peakStageBytes > 0 &&
+    if (c.overBudget &&
         (!smallest || c.peakStageBytes < smallest->peakStageBytes))
       smallest = &c;
   if (!smallest)

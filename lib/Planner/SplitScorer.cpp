@@ -65,6 +65,7 @@ bool SplitScorer::parametersExceedBudget(PlanCandidate &c) const {
                              formatBytes(atLeast), formatBytes(budget));
   c.peakStageBytes = atLeast;
   c.boundOnly = true;
+  c.overBudget = true;
   return true;
 }
 
@@ -88,6 +89,7 @@ void SplitScorer::evaluate(PlanCandidate &c, bool pinned) {
         c.rejected = llvm::formatv("stage {0} needs {1} > {2}", s,
                                    formatBytes(stage.regions.total()),
                                    formatBytes(budget));
+        c.overBudget = true;
         return;
       }
   llvm::Expected<PlanPrediction> sim =

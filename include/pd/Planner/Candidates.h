@@ -26,6 +26,9 @@ struct PlanCandidate {
   /// peakStageBytes is only a lower bound: the candidate was rejected for
   /// its parameters alone, without modelling its split.
   bool boundOnly = false;
+  /// Rejected because a stage exceeds the device memory (not for another
+  /// reason found after its memory was modelled).
+  bool overBudget = false;
   /// The stages that recompute (under recompute=auto, those chosen).
   std::vector<int64_t> recomputeStages;
   /// The pd.op_id starting each stage after the first.
