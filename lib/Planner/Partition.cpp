@@ -31,10 +31,13 @@ struct ChainCosts {
   }
   int64_t size() const { return chain.opIds.size(); }
   /// Sending the activations crossing a cut before position p and
-  /// receiving their gradients (none at the ends).
+  /// receiving their gradients (none at the ends); infinite where a
+  /// forward value would flow back (OpChain::flowsBack).
   double comm(int64_t p) const {
     if (p <= 0 || p >= size())
       return 0;
+    if (!chain.flowsBack.empty() && chain.flowsBack[p])
+      return std::numeric_limits<double>::infinity();
     return 2 * spec.transferSeconds(chain.crossingBytes[p], 0, replicas);
   }
   /// A stage of positions [i, j).

@@ -244,6 +244,30 @@ void ProgramGraph::price(function_ref<double(const Op &)> seconds) {
   chain.crossingBytes.assign(positions + 1, 0);
   for (int64_t c = 1, sum = 0; c < positions; ++c)
     chain.crossingBytes[c] = sum += delta[c];
+  // Forward values read by gradient ops of earlier positions: no cut in
+  // (user, producer].
+  std::vector<int64_t> back(positions + 2, 0);
+  bool any = false;
+  for (int32_t i = 0; i < n; ++i) {
+    const Op &op = ops[i];
+    if (op.backward || op.chainPos < 0)
+      continue;
+    for (uint32_t v = op.resultBegin; v < op.resultEnd; ++v)
+      for (int32_t user : usersOf(v)) {
+        int64_t u = positionOf(user);
+        if (!ops[user].backward || u < 0 || u >= op.chainPos)
+          continue;
+        ++back[u + 1];
+        --back[op.chainPos + 1];
+        any = true;
+      }
+  }
+  chain.flowsBack.clear();
+  if (any) {
+    chain.flowsBack.assign(positions + 1, 0);
+    for (int64_t c = 1, open = 0; c < positions; ++c)
+      chain.flowsBack[c] = (open += back[c]) > 0;
+  }
 }
 
 /// Whether two graphs have the same ops, values and uses.

@@ -23,6 +23,13 @@ struct OpChain {
   /// Bytes of the activations that cross a cut before op i (entry 0 and
   /// entry n are 0): sent forward, their gradients sent back.
   std::vector<int64_t> crossingBytes;
+  /// Whether a cut before op i would send a forward value to an earlier
+  /// stage's backward (the gradient that pd.softmax_cross_entropy_with_grad
+  /// computes with the loss, read by the LM head's gradient ops): the
+  /// earlier stage would have to receive it in its forward, which waits on
+  /// the later stage's forward, which waits on it. Never cut there.
+  /// Empty: no such position.
+  std::vector<char> flowsBack;
 };
 
 /// The split of `chain` into `stages` contiguous non-empty stages that

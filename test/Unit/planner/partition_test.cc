@@ -54,6 +54,17 @@ TEST(Partition, AvoidsExpensiveBoundaries) {
   EXPECT_EQ(splitOpChain(c, 2, spec, 1), (std::vector<int64_t>{10}));
 }
 
+// A cut before the loss would send its fused gradient (a forward value)
+// back to the LM head's gradient ops: never cut there, even where it would
+// balance the stages best (the loss alone on the last stage).
+TEST(Partition, NeverCutsWhereAForwardValueFlowsBack) {
+  OpChain c = chainOf({1, 1, 1, 3});
+  EXPECT_EQ(splitOpChain(c, 2, freeLinks(), 1), (std::vector<int64_t>{30}));
+  c.flowsBack = {0, 0, 0, 1, 0};
+  EXPECT_EQ(splitOpChain(c, 2, freeLinks(), 1), (std::vector<int64_t>{20}));
+  EXPECT_EQ(splitOpChain(c, 3, freeLinks(), 1), (std::vector<int64_t>{10, 20}));
+}
+
 TEST(Partition, OneStageNeedsNoCut) {
   EXPECT_TRUE(splitOpChain(chainOf({1, 2}), 1, freeLinks(), 1).empty());
 }

@@ -49,6 +49,29 @@ TEST(StageModel, TwoStagesOfTheMLPByHand) {
   EXPECT_TRUE(model->tiedBytes.empty());
 }
 
+// The loss computes its gradient with it (a forward value) and the second
+// Linear's gradient ops read it: no cut may separate them (before the add
+// or the loss), where stage 1's forward would have to receive it from
+// stage 2's.
+TEST(StageModel, ChainForbidsCutsWhereTheLossGradientFlowsBack) {
+  EXPECT_TRUE(Program(mlpAt(4)).graph.chain.flowsBack.empty());
+  // The MLP after pd-fuse-cross-entropy-gradient.
+  std::string text = mlpAt(4);
+  auto replaceLine = [&](const std::string &start, const std::string &with) {
+    size_t at = text.find(start);
+    ASSERT_NE(at, std::string::npos) << start;
+    text.replace(at, text.find('\n', at) + 1 - at, with);
+  };
+  replaceLine("  %9 = ", "  %9, %11 = pd.softmax_cross_entropy_with_grad %8, "
+                         "%arg1 {pd.op_id = 9 : i64} : tensor<4x10xf32>, "
+                         "tensor<4xi64> -> tensor<f32>, tensor<4x10xf32>\n");
+  replaceLine("  %10 = ", "");
+  replaceLine("  %11 = ", "");
+  Program fused(text);
+  EXPECT_EQ(fused.graph.chain.flowsBack,
+            (std::vector<char>{0, 0, 0, 0, 1, 1, 0}));
+}
+
 // Recomputing stage 0 stashes only x; its backward reruns the forward.
 TEST(StageModel, RecomputationStashesTheInputs) {
   Program p(mlpAt(4));
