@@ -44,14 +44,20 @@ def header(result):
         "the other; ms/step is the median of its rounds' medians, in brackets "
         "their range",
     ]
-    lines.append("- single-thread sgemm rate (torch.mm, n x n x n, best of "
-                 f"{s['steps']} calls):")
+    lines.append("- single-thread sgemm rate (torch.mm, or dnnl_sgemm for oneDNN, "
+                 f"n x n x n, best of {s['steps']} calls), at the start and the end "
+                 "of the run:")
+    ends = result.get("sgemm_end", {})
     for name, g in result["sgemm"].items():
+        end = ends.get(name, {})
         if "error" in g:
             lines.append(f"  - {name}: did not run: {g['error']}")
         else:
+            again = (f"; at the end {end['gflops']:.1f} (median {end['gflops_median']:.1f})"
+                     if "gflops" in end else "")
             lines.append(f"  - {name}: {g['gflops']:.1f} GFLOP/s (median "
-                         f"{g['gflops_median']:.1f}) at n={g['n']} on {g['blas']['summary']}")
+                         f"{g['gflops_median']:.1f}){again} at n={g['n']} on "
+                         f"{g['blas']['summary']}")
     lines.append(f"- GEMM roofline used below: {fmt(result['roofline_gflops'], '.1f')} "
                  "GFLOP/s, the best of those")
     return lines

@@ -9,6 +9,7 @@ Run by perf_suite.py with the interpreter of the torch under test
          same GPT split into stages (the LM head untied: a copy of the token
          embedding on the last stage)
   sgemm  this library's single-thread float32 GEMM rate
+  dnnl-sgemm  the same for oneDNN's dnnl_sgemm (pdc's GEMM), through ctypes
 
 Prints its result as one line `PERF_RESULT {json}`: per-step seconds, the
 loss of step 1, the process's peak RSS and the BLAS the running torch
@@ -48,7 +49,7 @@ PIPE_SCHEDULES = {
 def parse_args(exporter):
     """The GPT's own options (examples/gpt/export.py) plus the measurement's."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("mode", choices=("eager", "pipe", "sgemm"))
+    p.add_argument("mode", choices=("eager", "pipe", "sgemm", "dnnl-sgemm"))
     exporter.add_model_args(p)
     p.add_argument("--microbatches", type=int, default=4)
     p.add_argument("--optimizer", default="adam", choices=benchlib.OPTIMIZERS)
@@ -221,6 +222,38 @@ def run_sgemm(args):
           "blas": perf_proc.torch_blas_report(torch)})
 
 
+def run_dnnl_sgemm(args):
+    """Time dnnl_sgemm (row-major, n x n x n, one OpenMP thread through the
+    environment) as run_sgemm times torch.mm."""
+    import ctypes
+    lib = ctypes.CDLL("libdnnl.so.2")
+    f, i64, ptr = ctypes.c_float, ctypes.c_int64, ctypes.c_void_p
+    lib.dnnl_sgemm.argtypes = [ctypes.c_char, ctypes.c_char, i64, i64, i64, f,
+                               ptr, i64, ptr, i64, f, ptr, i64]
+
+    class Version(ctypes.Structure):
+        _fields_ = [("major", ctypes.c_int), ("minor", ctypes.c_int),
+                    ("patch", ctypes.c_int), ("hash", ctypes.c_char_p)]
+    lib.dnnl_version.restype = ctypes.POINTER(Version)
+    v = lib.dnnl_version().contents
+    n = args.gemm_size
+    a, b = np.random.randn(n, n).astype(np.float32), np.random.randn(n, n).astype(np.float32)
+    c = np.empty((n, n), np.float32)
+
+    def sgemm():
+        lib.dnnl_sgemm(b"N", b"N", n, n, n, 1.0, a.ctypes.data, n, b.ctypes.data, n,
+                       0.0, c.ctypes.data, n)
+    sgemm()
+    rates = []
+    for _ in range(args.steps):
+        start = time.perf_counter()
+        sgemm()
+        rates.append(2 * n ** 3 / (time.perf_counter() - start) / 1e9)
+    emit({"gflops": max(rates), "gflops_median": statistics.median(rates), "n": n,
+          "blas": {"summary": f"oneDNN {v.major}.{v.minor}.{v.patch} dnnl_sgemm "
+                              "(pdc's GEMM)"}})
+
+
 def main():
     exporter = benchlib.load_example("gpt")
     args = parse_args(exporter)
@@ -229,6 +262,8 @@ def main():
         run_eager(args, exporter)
     elif args.mode == "pipe":
         run_pipe(args, exporter)
+    elif args.mode == "dnnl-sgemm":
+        run_dnnl_sgemm(args)
     else:
         run_sgemm(args)
 
