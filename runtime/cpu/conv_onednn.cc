@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/conv_onednn.h"
+#include "cpu/scratch.h"
 
 #include <dnnl.hpp>
 
@@ -38,28 +39,6 @@ struct Key {
       return bias < o.bias;
     return desc < o.desc;
   }
-};
-
-struct FreeDeleter {
-  void operator()(void *p) const { std::free(p); }
-};
-
-/// A buffer of the thread, grown on demand, holding one operand in the
-/// primitive's layout between its reorder and the primitive.
-class Scratch {
-public:
-  void *get(size_t bytes) {
-    if (bytes > size_) {
-      size_t rounded = (bytes + 63) / 64 * 64;
-      data_.reset(std::aligned_alloc(64, rounded));
-      size_ = data_ ? rounded : 0;
-    }
-    return data_.get();
-  }
-
-private:
-  std::unique_ptr<void, FreeDeleter> data_;
-  size_t size_ = 0;
 };
 
 /// One operand: the caller's plain buffer and, when the primitive wants

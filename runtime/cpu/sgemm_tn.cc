@@ -7,11 +7,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/sgemm_tn.h"
+#include "cpu/scratch.h"
 
 #include <dnnl.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -35,17 +35,7 @@ struct Cache {
   engine eng{engine::kind::cpu, 0};
   stream st{eng};
   std::map<Key, std::unique_ptr<TransposeAdd>> reorders;
-  std::unique_ptr<float, decltype(&std::free)> scratch{nullptr, &std::free};
-  int64_t scratchFloats = 0;
-
-  float *scratchOf(int64_t floats) {
-    if (floats > scratchFloats) {
-      size_t bytes = ((size_t)floats * sizeof(float) + 63) / 64 * 64;
-      scratch.reset(static_cast<float *>(std::aligned_alloc(64, bytes)));
-      scratchFloats = scratch ? floats : 0;
-    }
-    return scratch.get();
-  }
+  Scratch scratch;
 
   TransposeAdd &reorderFor(int64_t w, int64_t n, int64_t ldc, float beta) {
     uint32_t betaBits;
@@ -94,7 +84,7 @@ bool sgemmTNThroughTranspose(int64_t m, int64_t n, int64_t k, float alpha,
   // Chunks of whole 64-column blocks of T (rows of C), at least one.
   int64_t width = std::max<int64_t>(64, maxScratch / std::max<int64_t>(n, 1) / 64 * 64);
   width = std::min(width, m);
-  float *t = cc.scratchOf(width * n);
+  auto *t = static_cast<float *>(cc.scratch.get(width * n * sizeof(float)));
   if (!t)
     return false;
   try {
