@@ -14,24 +14,18 @@
 #include "pdrt/pdrt.h"
 #include "pdrt/pdrt_conv_numerics.h"
 
+#include "random_data.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <vector>
 
 namespace {
 
-std::vector<float> randomVector(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(gen);
-  return v;
-}
+using pdtest::randomVector;
 
 /// A descriptor for input [n, c, h, w], m output channels, a kh x kw
 /// kernel, strides s, pads {t, l, b, r}, dilations d and `group` groups.

@@ -14,6 +14,8 @@
 
 #include "pdrt/pdrt.h"
 
+#include "random_data.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -24,12 +26,7 @@
 namespace {
 
 std::vector<float> randomScores(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> dist(0.0f, 3.0f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(gen);
-  return v;
+  return pdtest::randomVector(n, seed, 3.0f);
 }
 
 /// softmax(mask ? scale x : -inf) of one row in double.

@@ -10,22 +10,16 @@
 #include "pdrt/pdrt.h"
 #include "pdrt/pdrt_numerics.h"
 
+#include "random_data.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 namespace {
 
-std::vector<float> randomVector(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(gen);
-  return v;
-}
+using pdtest::randomVector;
 
 const float kPi = 3.14159265358979f;
 const float kHalfSqrt3 = 0.866025403784439f; // sin(pi / 3)

@@ -10,23 +10,17 @@
 #include "cpu/sgemm_tn.h"
 #include "pdrt/pdrt.h"
 
+#include "random_data.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
-#include <random>
 #include <vector>
 
 namespace {
 
-std::vector<float> randomVector(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(gen);
-  return v;
-}
+using pdtest::randomVector;
 
 /// alpha A^T B + beta C0 in double (beta == 0 ignores C0).
 std::vector<double> reference(const std::vector<float> &a,
