@@ -2,13 +2,16 @@
 //
 // Scratch memory outside the arena for kernels that stage an operand
 // (oneDNN's blocked layouts in conv_onednn.cc, the transposed product of
-// sgemm_tn.cc): 64-byte aligned, grown to the largest request so far and
-// kept, so a plan's steady state allocates nothing.
+// sgemm_tn.cc): 64-byte aligned (on huge pages from 2 MiB on, big_alloc.h),
+// grown to the largest request so far and kept, so a plan's steady state
+// allocates nothing.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PDRT_CPU_SCRATCH_H
 #define PDRT_CPU_SCRATCH_H
+
+#include "cpu/big_alloc.h"
 
 #include <cstddef>
 #include <cstdlib>
@@ -21,9 +24,8 @@ public:
   /// At least `bytes` bytes, 64-byte aligned; null if allocation failed.
   void *get(size_t bytes) {
     if (bytes > size_) {
-      size_t rounded = (bytes + 63) / 64 * 64;
-      data_.reset(std::aligned_alloc(64, rounded));
-      size_ = data_ ? rounded : 0;
+      data_.reset(bigAlloc(bytes));
+      size_ = data_ ? bigAllocSize(bytes) : 0;
     }
     return data_.get();
   }

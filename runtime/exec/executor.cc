@@ -13,6 +13,7 @@
 #include "executor.h"
 
 #include "comm/comm_mpi.h"
+#include "cpu/big_alloc.h"
 #include "context.h"
 #include "onnx_weights.h"
 #include "optimizer.h"
@@ -124,8 +125,8 @@ Status Executor::allocate() {
     return Status::error(format("manifest: %lld stash slots, schedule %s needs "
                                 "%lld at this stage", (long long)r.stashSlots,
                                 scheduleName(m_.schedule), (long long)need));
-  size_t bytes = (size_t)std::max<int64_t>((total + 63) / 64 * 64, 64);
-  arena_.reset(static_cast<char *>(std::aligned_alloc(64, bytes)));
+  size_t bytes = bigAllocSize((size_t)std::max<int64_t>(total, 64));
+  arena_.reset(static_cast<char *>(bigAlloc(bytes)));
   if (!arena_)
     return Status::error(format("cannot allocate the arena of %lld bytes",
                                 (long long)total));
