@@ -1,8 +1,10 @@
 //===- AccumulateInPlace.cpp - Weight gradients into accumulators -*- C++ -*-=//
 //
-// pd-accumulate-in-place: a matmul whose only use is a parameter's
-// pd.accumulate_grad accumulates into its output (pd.accumulate, C += A B),
-// so that pd-allocate-buffers can home it in the gradient accumulator.
+// pd-accumulate-in-place: a matmul (without a bias) or a gather_grad whose
+// only use is a parameter's pd.accumulate_grad accumulates into its output
+// (pd.accumulate: C += A B, or the embedding rows added to what the output
+// holds), so that pd-allocate-buffers can home it in the gradient
+// accumulator (AccumulateGradOp::getInPlaceProducer).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,8 +32,7 @@ struct AccumulateInPlacePass
 void AccumulateInPlacePass::runOnOperation() {
   PDDialect::AccumulateAttrHelper accumulate(&getContext());
   getOperation().walk([&](AccumulateGradOp acc) {
-    auto matmul = acc.getGrad().getDefiningOp<MatMulOp>();
-    if (matmul && matmul->hasOneUse() && !matmul.getBias())
-      accumulate.setAttr(matmul, UnitAttr::get(&getContext()));
+    if (Operation *producer = acc.getInPlaceProducer())
+      accumulate.setAttr(producer, UnitAttr::get(&getContext()));
   });
 }

@@ -87,14 +87,14 @@ static int64_t allocateWorkspace(func::FuncOp fn) {
   return plan.getPeakBytes();
 }
 
-/// Gives `acc` its accumulator's offset; a matmul pd-accumulate-in-place
-/// marked computes straight into the accumulator (C += A B).
+/// Gives `acc` its accumulator's offset; an op pd-accumulate-in-place
+/// marked computes straight into the accumulator.
 static void allocateAccumulator(AccumulateGradOp acc, int64_t gradOffset) {
   setContractInt<PDDialect::GradOffsetAttrHelper>(acc, gradOffset);
-  auto matmul = acc.getGrad().getDefiningOp<MatMulOp>();
-  if (matmul &&
-      PDDialect::AccumulateAttrHelper(acc.getContext()).isAttrPresent(matmul))
-    setBuffer(matmul, ArenaRegion::Grads, gradOffset);
+  Operation *producer = acc.getGrad().getDefiningOp();
+  if (producer &&
+      PDDialect::AccumulateAttrHelper(acc.getContext()).isAttrPresent(producer))
+    setBuffer(producer->getResult(0), ArenaRegion::Grads, gradOffset);
 }
 
 /// Parameters: weights, gradient accumulator and optimizer state. Every

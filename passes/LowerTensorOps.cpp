@@ -108,13 +108,17 @@ static LogicalResult lowerGather(RuntimeCallBuilder &b, GatherOp g) {
   return success();
 }
 
-/// pdrt_gather_grad into the [outer, rows, inner] view of the result.
+/// pdrt_gather_grad into the [outer, rows, inner] view of the result,
+/// zeroed first unless pd.accumulate homes it in a gradient accumulator.
 static LogicalResult lowerGatherGrad(RuntimeCallBuilder &b, GatherGradOp g) {
   auto [outer, rows, inner] = gatherDims(shapeOf(g), g.getAxis());
+  bool accumulate =
+      PDDialect::AccumulateAttrHelper(g.getContext()).isAttrPresent(g);
   b.call(RuntimeFn::pdrt_gather_grad,
          {b.ctx(), b.address(g.getGrad()), b.address(g.getIndices()),
           b.address(g), b.i64(outer), b.i64(numel(g.getIndices())), b.i64(rows),
-          b.i64(inner)});
+          b.i64(inner),
+          b.i32(accumulate ? PDRT_SCATTER_INTO : PDRT_SCATTER_ZERO_FIRST)});
   return success();
 }
 

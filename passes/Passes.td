@@ -467,18 +467,23 @@ def FuseBiasGradientsPass : Pass<"pd-fuse-bias-gradients", "::mlir::ModuleOp"> {
 }
 
 def AccumulateInPlacePass : Pass<"pd-accumulate-in-place", "::mlir::ModuleOp"> {
-  let summary = "Computes weight gradients of matmuls straight into their accumulators.";
+  let summary = "Computes weight gradients of matmuls and embeddings straight into their accumulators.";
   let description = [{
-    A `pd.matmul` whose only use is the `pd.accumulate_grad` of a parameter
-    gets `pd.accumulate`: it adds its product into its output (C += A B)
-    instead of overwriting it, so pd-allocate-buffers homes it in the
-    parameter's gradient accumulator and the accumulation costs neither a
-    workspace tensor nor a separate pass over the gradient (the lowering
-    emits no call for such an accumulate_grad).
+    A `pd.matmul` without a bias or a `pd.gather_grad` whose only use is the
+    `pd.accumulate_grad` of a parameter gets `pd.accumulate`: the matmul
+    adds its product into its output (C += A B) instead of overwriting it,
+    the gather_grad adds its rows into the output as it is instead of
+    zeroing it first, so pd-allocate-buffers homes it in the parameter's
+    gradient accumulator and the accumulation costs neither a workspace
+    tensor nor a separate pass over the gradient (the lowering emits no
+    call for such an accumulate_grad). An embedding's gradient then touches
+    the rows its indices name, not the whole table.
 
     ```mlir
     %g = pd.matmul %x, %dy {pd.accumulate, transpose_lhs} : ...
     pd.accumulate_grad @w, %g : tensor<8x16xf32>
+    %e = pd.gather_grad %dout, %ids {pd.accumulate} : ...
+    pd.accumulate_grad @wte, %e : tensor<512x64xf32>
     ```
   }];
 }
@@ -493,8 +498,9 @@ def AllocateBuffersPass : Pass<"pd-allocate-buffers", "::mlir::ModuleOp"> {
     go to the stash slot of their microbatch (d-k slots on stage k under 1F1B,
     `microbatches` under gpipe); sent values that are not stashed go to the
     comm region (forward and backward apart, so a send overlaps the other
-    phase); a matmul marked `pd.accumulate` (pd-accumulate-in-place) is
-    homed in its parameter's gradient accumulator; every other value goes
+    phase); a matmul or gather_grad marked `pd.accumulate`
+    (pd-accumulate-in-place) is homed in its parameter's gradient
+    accumulator; every other value goes
     to the workspace, packed by liveness (mlir::Liveness, first-fit).
     Constants stay out of the arena. The `pd.state` an op of a stage's
     forward updates (BatchNormalization running statistics) gets one

@@ -150,10 +150,10 @@ void GraphBuilder::linkUsers() {
           g.users.push_back(opIndex.lookup(user));
       v.userEnd = g.users.size();
     }
-    if (isa<MatMulOp>(op) && !cast<MatMulOp>(op).getBias() && op.hasOneUse() &&
-        isa<AccumulateGradOp>(*op.getUsers().begin()))
-      g.ops[opIndex.lookup(&op)].accumulateUser =
-          opIndex.lookup(*op.getUsers().begin());
+    if (op.hasOneUse())
+      if (auto acc = dyn_cast<AccumulateGradOp>(*op.getUsers().begin()))
+        if (acc.getInPlaceProducer() == &op)
+          g.ops[opIndex.lookup(&op)].accumulateUser = opIndex.lookup(acc);
     if (auto sum = dyn_cast<SumToOp>(op))
       if (GeluGradOp gelu = sum.getSummedGeluGrad())
         g.ops[opIndex.lookup(&op)].summedGeluGrad = opIndex.lookup(gelu);

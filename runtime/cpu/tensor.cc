@@ -158,10 +158,11 @@ extern "C" void pdrt_gather(pdrt_ctx *ctx, const void *data, const int64_t *idx,
 extern "C" void pdrt_gather_grad(pdrt_ctx *ctx, const float *dout,
                                  const int64_t *idx, float *ddata,
                                  int64_t outer, int64_t n, int64_t rows,
-                                 int64_t inner) {
+                                 int64_t inner, int32_t zero_first) {
   if (pdrt::hasError(ctx) || !checkIndices(ctx, idx, n, rows))
     return;
-  std::memset(ddata, 0, sizeof(float) * outer * rows * inner);
+  if (zero_first == PDRT_SCATTER_ZERO_FIRST)
+    std::memset(ddata, 0, sizeof(float) * outer * rows * inner);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < n; ++i) {
       float *dst = ddata + (o * rows + pdrt_gather_row(idx[i], rows)) * inner;

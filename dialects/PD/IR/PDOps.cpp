@@ -137,6 +137,15 @@ AccumulateGradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                         symbolTable);
 }
 
+Operation *AccumulateGradOp::getInPlaceProducer() {
+  Operation *producer = getGrad().getDefiningOp();
+  if (!producer || !producer->hasOneUse())
+    return nullptr;
+  if (auto matmul = dyn_cast<MatMulOp>(producer))
+    return matmul.getBias() ? nullptr : producer;
+  return isa<GatherGradOp>(producer) ? producer : nullptr;
+}
+
 //===----------------------------------------------------------------------===//
 // MatMulOp
 //===----------------------------------------------------------------------===//

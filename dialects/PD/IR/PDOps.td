@@ -455,6 +455,14 @@ def PD_AccumulateGradOp : PD_Op<"accumulate_grad",
   }];
   let arguments = (ins FlatSymbolRefAttr:$param, PD_F32Tensor:$grad);
   let assemblyFormat = "$param `,` $grad attr-dict `:` type($grad)";
+  let extraClassDeclaration = [{
+    /// The op that can compute the gradient straight into the accumulator
+    /// (pd-accumulate-in-place; the planner's stage model asks the same):
+    /// its producer when this op is its only user and it is a pd.matmul
+    /// without a bias (C += A B) or a pd.gather_grad (rows added into the
+    /// accumulator as it is); null otherwise.
+    ::mlir::Operation *getInPlaceProducer();
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -32,7 +32,8 @@ struct ProgramGraph {
     bool pure = false;        ///< Free of memory effects.
     bool recomputable = false; ///< A recomputing backward may rerun it.
     bool view = false;        ///< A reshape: a view of its input's buffer.
-    /// A matmul whose only use is an accumulate_grad (that op's index):
+    /// An op computing a gradient straight into its accumulator (that
+    /// accumulate_grad's index; AccumulateGradOp::getInPlaceProducer):
     /// pd-accumulate-in-place homes it in the gradient accumulator.
     int32_t accumulateUser = -1;
     /// A sum_to that is a GELU gradient's bias gradient (that op's index):

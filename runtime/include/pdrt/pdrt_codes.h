@@ -60,8 +60,8 @@ enum pdrt_triangle {
 };
 enum { PDRT_CAUSAL_BLOCK = 32 };
 
-/// `zero_first` of pdrt_scatter: accumulate into y as it is, or zero y
-/// first (pdrt_tensor.h).
+/// `zero_first` of pdrt_scatter and pdrt_gather_grad: accumulate into y as
+/// it is, or zero y first (pdrt_tensor.h).
 enum pdrt_scatter_mode { PDRT_SCATTER_INTO = 0, PDRT_SCATTER_ZERO_FIRST = 1 };
 
 #endif /* PDRT_PDRT_CODES_H */

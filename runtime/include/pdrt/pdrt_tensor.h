@@ -73,12 +73,15 @@ void pdrt_gather(pdrt_ctx *ctx, const void *data, const int64_t *idx,
                  void *out, int64_t outer, int64_t n, int64_t rows,
                  int64_t inner, int64_t elem_size);
 
-/// The gradient of pdrt_gather on f32 data: zeroes ddata [outer, rows,
-/// inner] and adds dout[o, i, :] into ddata[o, idx[i], :] for every o and
-/// i, so repeated indices accumulate. Index errors as pdrt_gather.
+/// The gradient of pdrt_gather on f32 data: adds dout[o, i, :] into
+/// ddata[o, idx[i], :] of ddata [outer, rows, inner] for every o and i, in
+/// that order, so repeated indices accumulate; with `zero_first`
+/// (pdrt_scatter_mode) ddata is zeroed first, else it is added to as it is
+/// (an embedding's gradient straight into its accumulator). Index errors as
+/// pdrt_gather.
 void pdrt_gather_grad(pdrt_ctx *ctx, const float *dout, const int64_t *idx,
                       float *ddata, int64_t outer, int64_t n, int64_t rows,
-                      int64_t inner);
+                      int64_t inner, int32_t zero_first);
 
 /// ONNX GatherElements: out (idx's shape) at position i = (i_0, ..., i_{r-1})
 /// is data at i with coordinate `axis` replaced by idx[i]. `desc` is

@@ -88,8 +88,27 @@ TEST(TensorKernels, GatherAlongMiddleAxis) {
 TEST(TensorKernels, GatherGradAccumulatesRepeatedIndices) {
   std::vector<float> dout = {1, 2, 10, 20, 100, 200}, dtable(8, 5.0f);
   std::vector<int64_t> idx = {1, -3, 3}; // rows 1, 1, 3 of a [4, 2] table
-  pdrt_gather_grad(nullptr, dout.data(), idx.data(), dtable.data(), 1, 3, 4, 2);
+  pdrt_gather_grad(nullptr, dout.data(), idx.data(), dtable.data(), 1, 3, 4, 2,
+                   PDRT_SCATTER_ZERO_FIRST);
   EXPECT_EQ(dtable, (std::vector<float>{0, 0, 11, 22, 0, 0, 100, 200}));
+}
+
+// Into an accumulator (pd-accumulate-in-place): the rows are added to what
+// it holds, each index's row in index order, the other rows untouched.
+TEST(TensorKernels, GatherGradIntoAnAccumulatorAddsInIndexOrder) {
+  std::vector<float> dout = {1, 2, 10, 20, 100, 200}, dtable(8, 5.0f);
+  std::vector<int64_t> idx = {1, -3, 3};
+  pdrt_gather_grad(nullptr, dout.data(), idx.data(), dtable.data(), 1, 3, 4, 2,
+                   PDRT_SCATTER_INTO);
+  EXPECT_EQ(dtable, (std::vector<float>{5, 5, (5.0f + 1) + 10, (5.0f + 2) + 20,
+                                        5, 5, 105, 205}));
+  // Two outer slices (axis 1 of a [2, 4, 2] table).
+  std::vector<float> two(16, 1.0f), dout2 = {1, 2, 3, 4};
+  std::vector<int64_t> one = {2};
+  pdrt_gather_grad(nullptr, dout2.data(), one.data(), two.data(), 2, 1, 4, 2,
+                   PDRT_SCATTER_INTO);
+  EXPECT_EQ(two, (std::vector<float>{1, 1, 1, 1, 2, 3, 1, 1,
+                                     1, 1, 1, 1, 4, 5, 1, 1}));
 }
 
 TEST(TensorKernels, GatherIndexOutOfRangeIsAContextError) {
@@ -105,7 +124,8 @@ TEST(TensorKernels, GatherIndexOutOfRangeIsAContextError) {
   pdrt_ctx ctx2;
   std::vector<int64_t> neg = {-5};
   std::vector<float> dtable(8);
-  pdrt_gather_grad(&ctx2, out.data(), neg.data(), dtable.data(), 1, 1, 4, 2);
+  pdrt_gather_grad(&ctx2, out.data(), neg.data(), dtable.data(), 1, 1, 4, 2,
+                   PDRT_SCATTER_ZERO_FIRST);
   ASSERT_TRUE(ctx2.failed);
   EXPECT_EQ(ctx2.error, "gather index -5 at position 0 is outside [-4, 4)");
 }
