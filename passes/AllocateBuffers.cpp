@@ -203,6 +203,19 @@ static Value stashRoot(Value v) {
   return root;
 }
 
+/// A stashed cross-entropy gradient is written over its logits: the
+/// logits (their reshape chain's start) share its stash slot
+/// (SoftmaxCrossEntropyWithGradOp::getInPlaceLogits), so the logits'
+/// producer writes into the slot and no workspace tensor holds them.
+/// Mirrored by the planner's stage model (StageModel.cpp, allocate).
+static void shareWithLogits(Value stashed) {
+  auto xent = stashed.getDefiningOp<SoftmaxCrossEntropyWithGradOp>();
+  if (!xent || stashed != xent.getDlogits())
+    return;
+  if (Value logits = xent.getInPlaceLogits(); logits && !hasBuffer(logits))
+    mlir::pd::setBuffer(logits, getBuffer(stashed));
+}
+
 /// The stash: the forward's results, which the backward takes as arguments.
 static void allocateStash(func::FuncOp fwd, func::FuncOp bwd,
                           Regions &regions) {
@@ -212,6 +225,7 @@ static void allocateStash(func::FuncOp fwd, func::FuncOp bwd,
     if (!hasBuffer(root)) {
       setBuffer(root, ArenaRegion::Stash, regions.stash);
       regions.stash += alignArena(getTensorBytes(root.getType()));
+      shareWithLogits(root);
     }
     setBuffer(bwd.getArgument(i), ArenaRegion::Stash,
               getBuffer(root).getOffset());

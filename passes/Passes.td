@@ -500,8 +500,11 @@ def AllocateBuffersPass : Pass<"pd-allocate-buffers", "::mlir::ModuleOp"> {
     comm region (forward and backward apart, so a send overlaps the other
     phase); a matmul or gather_grad marked `pd.accumulate`
     (pd-accumulate-in-place) is homed in its parameter's gradient
-    accumulator; every other value goes
-    to the workspace, packed by liveness (mlir::Liveness, first-fit).
+    accumulator; the logits of a stashed `pd.softmax_cross_entropy_with_grad`
+    gradient share its stash slot when that op alone reads them
+    (`getInPlaceLogits`: the kernel writes the gradient over them); every
+    other value goes to the workspace, packed by liveness (mlir::Liveness,
+    first-fit).
     Constants stay out of the arena. The `pd.state` an op of a stage's
     forward updates (BatchNormalization running statistics) gets one
     copy in that stage's `state` region (not versioned, no gradient or

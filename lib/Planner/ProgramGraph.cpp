@@ -100,6 +100,8 @@ LogicalResult GraphBuilder::addOp(Operation &op) {
   node.view = isa<ReshapeOp>(op);
   node.recomputable =
       node.pure || isa<ParamRefOp, ConstantOp, BatchNormOp>(op);
+  if (auto xent = dyn_cast<SoftmaxCrossEntropyWithGradOp>(op))
+    node.inPlaceLogits = static_cast<bool>(xent.getInPlaceLogits());
   if (auto ref = dyn_cast<ParamRefOp>(op))
     node.param = paramId(ref.getParamAttr());
   else if (auto acc = dyn_cast<AccumulateGradOp>(op))

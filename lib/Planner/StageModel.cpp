@@ -440,6 +440,31 @@ static int32_t stashRoot(const ProgramGraph &g, const VFn &fn, int32_t v) {
   return root;
 }
 
+/// pd-allocate-buffers' shareWithLogits: a stashed cross-entropy gradient
+/// `v` (result 1 of a softmax_cross_entropy_with_grad whose graph op allows
+/// it) has its logits' reshape chain start, computed by an op of this
+/// function, share its stash slot (the reshapes then view it).
+static void shareWithLogits(const ProgramGraph &g, VFn &fn, int32_t v) {
+  int32_t d = fn.vals[v].def;
+  if (d < 0 || fn.ops[d].kind != VKind::Clone ||
+      !g.ops[fn.ops[d].orig].inPlaceLogits ||
+      v != (int32_t)fn.ops[d].resultBegin + 1)
+    return;
+  int32_t in = fn.pool[fn.ops[d].operandBegin];
+  while (true) {
+    const VVal &val = fn.vals[in];
+    if (val.def < 0 || val.constant || fn.ops[val.def].kind != VKind::Clone ||
+        g.ops[fn.ops[val.def].orig].kind != GraphOp::Compute)
+      return;
+    const VOp &producer = fn.ops[val.def];
+    if (!g.ops[producer.orig].view)
+      break;
+    in = fn.pool[producer.operandBegin];
+  }
+  if (fn.vals[in].home == Home::None)
+    fn.vals[in].home = Home::Stash;
+}
+
 /// pd-allocate-buffers' views: a reshape result without a home takes its
 /// input's (a function argument is a stash slot), else shares its input's
 /// workspace slot; a constant input is copied.
@@ -597,6 +622,7 @@ void Modeler::allocate(int64_t s, VFn &fwd, VFn &bwd, StageSummary &out,
     if (fwd.vals[root].home == Home::None) {
       fwd.vals[root].home = Home::Stash;
       r.stashSlot += alignArena(fwd.vals[root].bytes);
+      shareWithLogits(g, fwd, root);
     }
   }
   // Sent values not homed yet.

@@ -22,15 +22,16 @@
 
 namespace {
 
-/// Cross-entropy of one row (pdrt_row_xent) from its max and exp sum.
-float xentFrom(const float *x, int64_t label, float mx, double sum) {
-  return (mx + (float)std::log(sum)) - x[label];
+/// Cross-entropy of one row (pdrt_row_xent) from its max, exp sum and
+/// the label's logit.
+float xentFrom(float labelLogit, float mx, double sum) {
+  return (mx + (float)std::log(sum)) - labelLogit;
 }
 
 /// Cross-entropy of one row (pdrt_row_xent).
 float rowXent(const float *x, int64_t c, int64_t label) {
   float mx = pdrt::vmath::max(x, c);
-  return xentFrom(x, label, mx, pdrt::vmath::expSum(x, mx, nullptr, c));
+  return xentFrom(x[label], mx, pdrt::vmath::expSum(x, mx, nullptr, c));
 }
 
 /// dx = scale * (e / sum - onehot(label)) from the row's exponentials e
@@ -51,12 +52,14 @@ void rowXentGrad(const float *x, int64_t c, int64_t label, float scale,
   scaleToGrad(dx, c, label, scale, pdrt::vmath::expSum(x, mx, dx, c));
 }
 
-/// Both at once: returns the row's loss and writes its gradient.
+/// Both at once: returns the row's loss and writes its gradient (dx may be
+/// x: the label's logit is read before the exponentials overwrite it).
 float rowXentWithGrad(const float *x, int64_t c, int64_t label, float scale,
                       float *dx) {
   float mx = pdrt::vmath::max(x, c);
+  float labelLogit = x[label];
   double sum = pdrt::vmath::expSum(x, mx, dx, c);
-  float loss = xentFrom(x, label, mx, sum);
+  float loss = xentFrom(labelLogit, mx, sum);
   scaleToGrad(dx, c, label, scale, sum);
   return loss;
 }

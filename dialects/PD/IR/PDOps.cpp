@@ -265,5 +265,20 @@ LogicalResult SoftmaxCrossEntropyWithGradOp::verify() {
   return success();
 }
 
+Value SoftmaxCrossEntropyWithGradOp::getInPlaceLogits() {
+  Value v = getLogits();
+  while (true) {
+    if (!v.hasOneUse())
+      return {};
+    Operation *def = v.getDefiningOp();
+    if (!def || isa<ConstantOp, ParamRefOp, RecvOp, InputOp>(def))
+      return {};
+    auto reshape = dyn_cast<ReshapeOp>(def);
+    if (!reshape)
+      return v;
+    v = reshape.getInput();
+  }
+}
+
 #define GET_OP_CLASSES
 #include "dialects/PD/IR/PDOps.cpp.inc"

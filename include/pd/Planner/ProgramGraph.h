@@ -41,6 +41,10 @@ struct ProgramGraph {
     /// are on one stage, which then costs `fusedSeconds` for the two.
     int32_t summedGeluGrad = -1;
     double fusedSeconds = 0;
+    /// A softmax_cross_entropy_with_grad whose logits (through a chain of
+    /// single-use reshapes) may share its stashed gradient's slot
+    /// (SoftmaxCrossEntropyWithGradOp::getInPlaceLogits on @main).
+    bool inPlaceLogits = false;
     int32_t owner = -1;    ///< The forward op it is or differentiates.
     int32_t chainPos = -1; ///< Position in `chain` (forward compute ops).
     int32_t param = -1;    ///< Parameter a param_ref/accumulate_grad names.

@@ -140,7 +140,8 @@ void pdrt_softmax_xent_rows_grad(pdrt_ctx *ctx, const float *dloss,
 /// pdrt_softmax_xent and, from the same exponentials, the gradient its
 /// backward would compute from the stage's gradient seed (pdrt_grad_seed):
 /// dlogits = pdrt_softmax_xent_grad with *dloss = the seed. Bit for bit the
-/// results of the two separate calls.
+/// results of the two separate calls. dlogits may be logits (the gradient
+/// written over them, pd-allocate-buffers' in-place rule).
 void pdrt_softmax_xent_with_grad(pdrt_ctx *ctx, const float *logits,
                                  const int64_t *labels, float *loss,
                                  float *dlogits, int64_t n, int64_t c,

@@ -405,6 +405,14 @@ TEST(SoftmaxXent, WithGradIsBothKernelsBitForBit) {
                          n, c, -100);
   EXPECT_EQ(fusedLoss, loss);
   EXPECT_EQ(fusedGrad, grad);
+  // In place (pd-allocate-buffers homes the logits in the gradient's stash
+  // slot): the same loss and gradient bits, written over the logits.
+  std::vector<float> inPlace = logits;
+  float inPlaceLoss = -3;
+  pdrt_softmax_xent_with_grad(nullptr, inPlace.data(), labels.data(),
+                              &inPlaceLoss, inPlace.data(), n, c, -100);
+  EXPECT_EQ(inPlaceLoss, loss);
+  EXPECT_EQ(inPlace, grad);
 }
 
 TEST(SoftmaxXent, LossMatchesDoubleReferenceOnLongRows) {
