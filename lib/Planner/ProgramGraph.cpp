@@ -284,7 +284,8 @@ static bool sameStructure(const ProgramGraph &a, const ProgramGraph &b) {
     if (x.kind != y.kind || x.backward != y.backward || x.pure != y.pure ||
         x.owner != y.owner || x.param != y.param || x.costed != y.costed ||
         x.accumulateUser != y.accumulateUser ||
-        x.summedGeluGrad != y.summedGeluGrad || x.name != y.name ||
+        x.summedGeluGrad != y.summedGeluGrad ||
+        x.inPlaceLogits != y.inPlaceLogits || x.name != y.name ||
         x.measured >= 0 || y.measured >= 0)
       return false;
   }
