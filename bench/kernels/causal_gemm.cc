@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
   const int64_t H = argc > 3 ? std::atoi(argv[3]) : 4;
   const int64_t D = argc > 4 ? std::atoi(argv[4]) : 64;
   const int64_t row = 3 * H * D; // a QKV projection row
-  std::vector<float> qkv(B * T * row, 0.01f), dqkv(B * T * row),
+  AlignedVector qkv(B * T * row, 0.01f), dqkv(B * T * row),
       o(B * T * H * D, 0.02f), scores(B * H * T * T, 0.001f),
       probs(B * H * T * T, 0.001f);
   const float *q = qkv.data(), *k = qkv.data() + H * D, *v = qkv.data() + 2 * H * D;

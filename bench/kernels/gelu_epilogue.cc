@@ -31,9 +31,9 @@
 
 int main(int argc, char **argv) {
   const int64_t m = 1024, n = 1024, k = 256;
-  std::vector<float> x(m * k), w(n * k), bias(n), z(m * n), h(m * n);
-  std::vector<float> dy(m * k), w2(k * n), dh(m * n), dz(m * n);
-  std::vector<float> junk(argc > 1 ? (64 << 20) / 4 : 0);
+  AlignedVector x(m * k), w(n * k), bias(n), z(m * n), h(m * n);
+  AlignedVector dy(m * k), w2(k * n), dh(m * n), dz(m * n);
+  AlignedVector junk(argc > 1 ? (64 << 20) / 4 : 0);
   std::mt19937 gen(1);
   std::normal_distribution<float> normal(0.0f, 0.1f);
   for (auto *v : {&x, &w, &bias, &dy, &w2})

@@ -1,17 +1,20 @@
 // Micro-benchmark: a Linear layer's C = A W^T + bias, single thread, on the
-// forward GEMM shapes of the benchmark GPTs (b*T rows), three ways:
+// forward GEMM shapes of the benchmark GPTs (b*T rows), three ways, beside
+// the GEMM alone (beta 0, no bias):
 //   sgemm+add    dnnl_sgemm (beta 0), then the bias added in a second pass
 //   fill+sgemm   C filled with the bias rows, dnnl_sgemm with beta 1
 //                (what pdrt_matmul_bias does)
 //   primitive    oneDNN's matmul primitive with a bias argument (the bias in
 //                the GEMM's epilogue), primitive created once per shape
 // Build and run: bench/kernels/run.sh matmul_bias [rows hidden]
-// On the AMD EPYC (Zen 4) development machine, 2026-11-25, rows 1024,
-// hidden 256: fill+sgemm 15.7 ms, primitive 15.5 ms over the four
-// Linears (0.93x-1.12x per shape), sgemm+add 15.9 ms: the primitive is
-// not worth its per-shape primitive cache, so pdrt_matmul_bias fills and
-// calls dnnl_sgemm. A GELU post-op would write only gelu(z), and the
-// backward needs z.
+// On the Ice Lake Xeon VM of docs/performance.md, 2026-11-26, 64-byte-
+// aligned operands, over the four Linears: rows 1024, hidden 256: GEMM
+// alone 8.52 ms, fill+sgemm 8.95, primitive 8.59, sgemm+add 9.51; rows
+// 2048, hidden 512: 65.2 / 67.0 / 67.9 / 69.6. The primitive's warm edge on
+// the small shapes (4%) measured 0.4% of a step in the plan (the Linear
+// forwards are a third of its GEMM time), not worth its per-shape primitive
+// cache, so pdrt_matmul_bias fills and calls dnnl_sgemm. A GELU post-op
+// would write only gelu(z), and the backward needs z.
 #include <oneapi/dnnl/dnnl.h>
 
 #include "bench_timing.h"
@@ -86,16 +89,20 @@ int main(int argc, char **argv) {
   struct Shape { const char *what; int n, k; };
   std::vector<Shape> shapes = {{"qkv", 3 * h, h}, {"attn proj", h, h},
                                {"mlp up", 4 * h, h}, {"mlp down", h, 4 * h}};
-  std::printf("| Linear | m x n x k | sgemm+add ms | fill+sgemm ms | primitive ms | sgemm+add / primitive |\n");
-  std::printf("|---|---|---|---|---|---|\n");
-  double total[3] = {0, 0, 0};
+  std::printf("| Linear | m x n x k | sgemm alone ms | sgemm+add ms | fill+sgemm ms | primitive ms | sgemm+add / primitive |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  double total[4] = {0, 0, 0, 0};
   for (const Shape &s : shapes) {
     int m = rows, n = s.n, k = s.k;
-    std::vector<float> a((size_t)m * k), w((size_t)n * k), bias(n),
+    AlignedVector a((size_t)m * k), w((size_t)n * k), bias(n),
         c((size_t)m * n), ref((size_t)m * n);
     for (size_t i = 0; i < a.size(); ++i) a[i] = 0.001f * (i % 97);
     for (size_t i = 0; i < w.size(); ++i) w[i] = 0.002f * (i % 89);
     for (int j = 0; j < n; ++j) bias[j] = 0.1f * j;
+    double tg = seconds([&] {
+      dnnl_sgemm('N', 'T', m, n, k, 1.0f, a.data(), k, w.data(), k, 0.0f,
+                 c.data(), n);
+    }, 7);
     double t0 = seconds([&] {
       dnnl_sgemm('N', 'T', m, n, k, 1.0f, a.data(), k, w.data(), k, 0.0f,
                  c.data(), n);
@@ -116,9 +123,10 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < c.size(); ++i)
       err = std::max(err, (double)std::abs(c[i] - ref[i]) / (1.0 + std::abs(ref[i])));
     total[0] += t0; total[1] += t1; total[2] += t2;
-    std::printf("| %s | %d x %d x %d | %.3f | %.3f | %.3f | %.2f |  (max rel diff %.1e)\n",
-                s.what, m, n, k, t0 * 1e3, t1 * 1e3, t2 * 1e3, t0 / t2, err);
+    total[3] += tg;
+    std::printf("| %s | %d x %d x %d | %.3f | %.3f | %.3f | %.3f | %.2f |  (max rel diff %.1e)\n",
+                s.what, m, n, k, tg * 1e3, t0 * 1e3, t1 * 1e3, t2 * 1e3, t0 / t2, err);
   }
-  std::printf("| all | | %.3f | %.3f | %.3f | %.2f |\n", total[0] * 1e3,
-              total[1] * 1e3, total[2] * 1e3, total[0] / total[2]);
+  std::printf("| all | | %.3f | %.3f | %.3f | %.3f | %.2f |\n", total[3] * 1e3,
+              total[0] * 1e3, total[1] * 1e3, total[2] * 1e3, total[0] / total[2]);
 }

@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
   std::printf("|---|---|---|---|---|---|---|\n");
   double totalBlas = 0, totalDnnl = 0, totalPdrt = 0;
   for (const Shape &s : shapes) {
-    std::vector<float> a((size_t)s.m * s.k, 0.01f), b((size_t)s.k * s.n, 0.02f),
+    AlignedVector a((size_t)s.m * s.k, 0.01f), b((size_t)s.k * s.n, 0.02f),
         c((size_t)s.m * s.n, 0.0f);
     int lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n, ldc = s.n;
     double tb = seconds([&] {
@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
                 tb / td, flops / tp * 1e-9, td / tp);
   }
   for (const Shape &s : attention) {
-    std::vector<float> a((size_t)batch * s.m * s.k, 0.01f),
+    AlignedVector a((size_t)batch * s.m * s.k, 0.01f),
         b((size_t)batch * s.k * s.n, 0.02f), c((size_t)batch * s.m * s.n, 0.0f);
     int lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n, ldc = s.n;
     auto run = [&](bool dnnl) {

@@ -2,8 +2,9 @@
 //
 // C[m,n] = alpha * op(A) * op(B) + beta * C with one row-major dnnl_sgemm:
 // on the benchmark GPTs' shapes oneDNN's single-thread sgemm is 5-16%
-// faster than OpenBLAS 0.3.21's on AVX-512 (bench/kernels/sgemm_libs.cc),
-// and A^T B with a wide A runs as its transpose (sgemm_tn.h).
+// faster than OpenBLAS 0.3.21's on AVX-512 (bench/kernels/sgemm_libs.cc);
+// A^T B runs as its transpose or through OpenBLAS where oneDNN's kernel is
+// slow on its shape (sgemm_tn.h).
 // Attention's batched GEMMs skip the blocks a causal mask zeroes or never
 // reads (pdrt_batch_matmul_strided's triangle; bench/kernels/causal_gemm).
 // Degenerate shapes (k == 0) are handled here. pdrt_matmul_bias starts C
@@ -54,8 +55,13 @@ extern "C" void pdrt_matmul(pdrt_ctx *ctx, const float *a, const float *b,
   }
   int64_t lda = trans_a ? m : k;
   int64_t ldb = trans_b ? k : n;
-  bool ok;
-  if (trans_a && !trans_b && pdrt::preferTransposedResult(m, n))
+  pdrt::TNPath path = trans_a && !trans_b ? pdrt::chooseTNPath(m, n)
+                                           : pdrt::TNPath::Direct;
+  bool ok = true;
+  if (path == pdrt::TNPath::OpenBLAS)
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k, alpha, a, lda,
+                b, ldb, beta, c, n);
+  else if (path == pdrt::TNPath::Transposed)
     ok = pdrt::sgemmTNThroughTranspose(m, n, k, alpha, a, lda, b, ldb, beta, c,
                                        n);
   else

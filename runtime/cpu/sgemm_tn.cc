@@ -65,15 +65,28 @@ Cache &cache() {
 
 } // namespace
 
-// bench/kernels/sgemm_libs on an Ice Lake Xeon (AVX-512, one thread),
-// GFLOP/s of A^T B directly against through C^T: m x n = 1024 x 128: 61
-// -> 101; 1024 x 256: 65 -> 129; 4096 x 256: 63 -> 115; 1024 x 512: 73 ->
-// 111; 4096 x 512: 69 -> 113; 3072 x 384: 71 -> 126. No gain below m =
-// 1024 (512 x 128, 512 x 256, 768 x 384 tie), at m < 2n, or from n = 640
-// on (2560 x 640: 121 -> 103; 3072 x 768: 126 -> 115), where oneDNN's
-// direct kernel is already fast.
-bool preferTransposedResult(int64_t m, int64_t n) {
-  return m >= 1024 && m >= 2 * n && n <= 512;
+// bench/kernels/run.sh sgemm_tn on an Ice Lake Xeon (AVX-512, one thread,
+// 64-byte-aligned operands, k = 1024-4096), GFLOP/s direct / transposed /
+// OpenBLAS: 2048 x 512: 120-135 / 178-182 / 151-155; 1024 x 768: 122-135 /
+// 177-185 / 155; 4096 x 256: 107-114 / 168-171 / 126-136; 1536 x 512:
+// 136-148 / 142-151 / 153-159; 2560 x 512: 128-148 / 137-146 / 151-157;
+// 2304 x 512: 146-166 / 152-159 / 151-155; 1536 x 768: 186-194 / 180-191 /
+// 153-161. Below m = 1024 and from n = 1024 on the direct kernel ties or
+// wins everywhere measured.
+TNPath chooseTNPath(int64_t m, int64_t n) {
+  if (m < 1024 || n > 768)
+    return TNPath::Direct;
+  if (n <= 256)
+    return TNPath::Transposed;
+  if (m % 1024 == 0)
+    return n <= 640 || m == 1024 ? TNPath::Transposed : TNPath::Direct;
+  if (m % 1024 == 512) {
+    if (n < 512)
+      return TNPath::Transposed;
+    if (n <= 576 || (n <= 640 && m < 2048))
+      return TNPath::OpenBLAS;
+  }
+  return TNPath::Direct;
 }
 
 bool sgemmTNThroughTranspose(int64_t m, int64_t n, int64_t k, float alpha,

@@ -1,9 +1,9 @@
-//===- sgemm_tn_test.cc - A^T B through its transpose -------------------------===//
+//===- sgemm_tn_test.cc - pdrt_matmul's paths for A^T B -------------------===//
 //
-// pdrt_matmul's path for a wide A^T B (cpu/sgemm_tn.h): against double
-// products for beta 0 (NaN in C ignored), 1 (a weight gradient
+// pdrt_matmul's paths for A^T B (cpu/sgemm_tn.h): the transposed one against
+// double products for beta 0 (NaN in C ignored), 1 (a weight gradient
 // accumulated) and other betas, with alpha, in one chunk and in chunks with
-// a tail; and the shapes it is chosen for.
+// a tail; the OpenBLAS one; and the shapes each is chosen for.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,20 +46,42 @@ void expectClose(const std::vector<float> &got, const std::vector<double> &want,
         << what << " at " << i;
 }
 
-TEST(SgemmTN, ChosenForWideLhsOverNarrowResult) {
-  EXPECT_TRUE(pdrt::preferTransposedResult(4096, 256));  // LM head dW
-  EXPECT_TRUE(pdrt::preferTransposedResult(1024, 256));  // MLP up dW
-  EXPECT_TRUE(pdrt::preferTransposedResult(2048, 512));
-  EXPECT_FALSE(pdrt::preferTransposedResult(256, 1024)); // MLP down dW
-  EXPECT_FALSE(pdrt::preferTransposedResult(512, 256));  // small m
-  EXPECT_FALSE(pdrt::preferTransposedResult(1024, 640)); // m < 2n
-  EXPECT_FALSE(pdrt::preferTransposedResult(8192, 768)); // wide n
+TEST(SgemmTN, PathFollowsTheMeasuredShapes) {
+  using pdrt::TNPath;
+  EXPECT_EQ(pdrt::chooseTNPath(4096, 256), TNPath::Transposed); // LM head dW
+  EXPECT_EQ(pdrt::chooseTNPath(1024, 256), TNPath::Transposed); // MLP up dW
+  EXPECT_EQ(pdrt::chooseTNPath(2048, 512), TNPath::Transposed);
+  EXPECT_EQ(pdrt::chooseTNPath(1024, 768), TNPath::Transposed);
+  EXPECT_EQ(pdrt::chooseTNPath(1536, 512), TNPath::OpenBLAS); // QKV dW, h 512
+  EXPECT_EQ(pdrt::chooseTNPath(2560, 512), TNPath::OpenBLAS);
+  EXPECT_EQ(pdrt::chooseTNPath(1536, 384), TNPath::Transposed);
+  EXPECT_EQ(pdrt::chooseTNPath(2304, 512), TNPath::Direct);  // not aliased
+  EXPECT_EQ(pdrt::chooseTNPath(256, 1024), TNPath::Direct);  // MLP down dW
+  EXPECT_EQ(pdrt::chooseTNPath(768, 256), TNPath::Direct);   // small m
+  EXPECT_EQ(pdrt::chooseTNPath(8192, 768), TNPath::Direct);  // wide n
+  EXPECT_EQ(pdrt::chooseTNPath(3072, 1024), TNPath::Direct);
+}
+
+TEST(SgemmTN, MatmulThroughOpenBLASWithAlphaAndBeta) {
+  const int64_t m = 1536, n = 512, k = 3;
+  ASSERT_EQ(pdrt::chooseTNPath(m, n), pdrt::TNPath::OpenBLAS);
+  std::vector<float> a = randomVector(m * k, 11), b = randomVector(k * n, 12),
+                     c0 = randomVector(m * n, 13);
+  for (float beta : {0.0f, 1.0f}) {
+    std::vector<float> c = c0;
+    if (beta == 0.0f)
+      c.assign(m * n, std::numeric_limits<float>::quiet_NaN());
+    pdrt_matmul(nullptr, a.data(), b.data(), c.data(), m, n, k, 1, 0, 0.5f,
+                beta);
+    expectClose(c, reference(a, b, c0, m, n, k, 0.5f, beta),
+                beta == 0.0f ? "beta 0" : "beta 1");
+  }
 }
 
 TEST(SgemmTN, MatmulTakesThePathWithAlphaAndBeta) {
   // m and n off the 64-column blocks; k past a GEMM block.
   const int64_t m = 1100, n = 37, k = 300;
-  ASSERT_TRUE(pdrt::preferTransposedResult(m, n));
+  ASSERT_EQ(pdrt::chooseTNPath(m, n), pdrt::TNPath::Transposed);
   std::vector<float> a = randomVector(m * k, 1), b = randomVector(k * n, 2),
                      c0 = randomVector(m * n, 3);
   for (float beta : {0.0f, 1.0f, -0.5f}) {
