@@ -44,7 +44,8 @@ void fuse(SumToOp sum, GeluGradOp grad) {
   OpBuilder b(grad);
   auto fused = b.create<GeluGradOp>(grad.getLoc(), grad.getResult().getType(),
                                     sum.getType(), grad.getGrad(),
-                                    grad.getInput(), grad.getApproximateAttr());
+                                    grad.getInput(), grad.getInputBias(),
+                                    grad.getApproximateAttr());
   fused->setDiscardableAttrs(grad->getDiscardableAttrDictionary());
   // Measured costs add up where the profile measured both; otherwise the
   // fused op is priced by its own FLOPs and bytes (as the stage model does).

@@ -364,7 +364,7 @@ struct FuseErfGelu : public OpRewritePattern<ErfOp> {
       return rewriter.notifyMatchFailure(erf, "not 0.5 * x * (1 + erf)");
     rewriter.setInsertionPoint(last);
     rewriter.replaceOpWithNewOp<GeluOp>(
-        last, erf.getType(), x,
+        last, erf.getType(), x, /*bias=*/Value(),
         GeluApproximationAttr::get(getContext(), GeluApproximation::None));
     return success();
   }
@@ -433,7 +433,7 @@ struct FuseTanhGelu : public OpRewritePattern<TanhOp> {
       return rewriter.notifyMatchFailure(tanh, "not 0.5 * x * (1 + tanh)");
     rewriter.setInsertionPoint(last);
     rewriter.replaceOpWithNewOp<GeluOp>(
-        last, tanh.getType(), x,
+        last, tanh.getType(), x, /*bias=*/Value(),
         GeluApproximationAttr::get(getContext(), GeluApproximation::Tanh));
     return success();
   }

@@ -212,21 +212,33 @@ static void populateElementwise(RuntimePatterns &patterns) {
     return success();
   });
   patterns.add<GeluOp>([](GeluOp g, RuntimeCallBuilder &b) {
+    Value tanh = b.i32(g.getApproximate() == GeluApproximation::Tanh);
+    if (Value bias = g.getBias()) {
+      // gelu(x + bias), the bias broadcast over the rows.
+      int64_t cols = numel(bias);
+      b.call(RuntimeFn::pdrt_gelu_bias,
+             {b.ctx(), tanh, b.address(g.getInput()), b.address(bias),
+              b.address(g), b.i64(cols ? numel(g) / cols : 0), b.i64(cols)});
+      return success();
+    }
     b.call(RuntimeFn::pdrt_gelu,
-           {b.ctx(), b.i32(g.getApproximate() == GeluApproximation::Tanh),
-            b.address(g.getInput()), b.address(g), b.i64(numel(g))});
+           {b.ctx(), tanh, b.address(g.getInput()), b.address(g),
+            b.i64(numel(g))});
     return success();
   });
   patterns.add<GeluGradOp>([](GeluGradOp g, RuntimeCallBuilder &b) {
     Value dx = g.getResult();
     Value tanh = b.i32(g.getApproximate() == GeluApproximation::Tanh);
-    if (Value db = g.getBiasGrad()) {
-      // dx and its sum over the rows (the bias gradient) in one pass.
-      int64_t cols = numel(db);
+    Value bias = g.getInputBias(), db = g.getBiasGrad();
+    if (bias || db) {
+      // Rows at x + bias, and dx's sum over the rows (the bias gradient),
+      // in one pass.
+      int64_t cols = numel(bias ? bias : db);
       b.call(RuntimeFn::pdrt_gelu_grad_bias,
              {b.ctx(), tanh, b.address(g.getGrad()), b.address(g.getInput()),
-              b.address(dx), b.address(db), b.i64(cols ? numel(dx) / cols : 0),
-              b.i64(cols)});
+              bias ? b.address(bias) : b.null(), b.address(dx),
+              db ? b.address(db) : b.null(),
+              b.i64(cols ? numel(dx) / cols : 0), b.i64(cols)});
       return success();
     }
     b.call(RuntimeFn::pdrt_gelu_grad,

@@ -72,6 +72,32 @@ def FuseMatMulBiasPass : Pass<"pd-fuse-matmul-bias", "::mlir::ModuleOp"> {
   }];
 }
 
+def FuseBiasIntoConsumersPass : Pass<"pd-fuse-bias-into-consumers", "::mlir::ModuleOp"> {
+  let summary = "Moves a Linear layer's bias from its matmul into the GELU that reads it.";
+  let description = [{
+    A pd.matmul with a bias whose only reader is a pd.gelu (directly or
+    through single-use reshapes that keep the last dimension) gives the
+    bias to the GELU, which computes gelu(z + bias) in the pass it makes
+    anyway; the matmul's kernel no longer fills its product with the bias
+    rows before the GEMM. The GELU's gradient recomputes z + bias, and the
+    bias gradient is its column sums (pd-fuse-bias-gradients). Runs after
+    pd-fuse-matmul-bias, before pd-autodiff.
+
+    Before:
+    ```mlir
+    %z = pd.matmul %x, %w, %b {transpose_rhs} : tensor<32x64xf32>, tensor<256x64xf32>, tensor<256xf32> -> tensor<32x256xf32>
+    %r = pd.reshape %z : tensor<32x256xf32> -> tensor<2x16x256xf32>
+    %h = pd.gelu %r : tensor<2x16x256xf32>
+    ```
+    After:
+    ```mlir
+    %z = pd.matmul %x, %w {transpose_rhs} : tensor<32x64xf32>, tensor<256x64xf32> -> tensor<32x256xf32>
+    %r = pd.reshape %z : tensor<32x256xf32> -> tensor<2x16x256xf32>
+    %h = pd.gelu %r, %b : tensor<2x16x256xf32>, tensor<256xf32>
+    ```
+  }];
+}
+
 def FuseResidualLayerNormPass : Pass<"pd-fuse-residual-layer-norm", "::mlir::ModuleOp"> {
   let summary = "Fuses a residual add and the layer norm of its sum into pd.add_layer_norm.";
   let description = [{

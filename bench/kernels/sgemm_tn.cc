@@ -20,25 +20,33 @@
 int main(int argc, char **argv) {
   const int64_t k = argc > 1 ? std::atoll(argv[1]) : 2048;
   const char *names[] = {"direct", "transposed", "openblas"};
-  std::printf("| m x n x k | direct | transposed | OpenBLAS | fastest | pdrt |\n");
+  std::printf(
+      "| m x n x k | direct | transposed | OpenBLAS | fastest | pdrt |\n");
   std::printf("|---|---|---|---|---|---|\n");
   int misses = 0, shapes = 0;
-  for (int64_t m : {512, 768, 1024, 1280, 1536, 1792, 2048, 2304, 2560, 3072, 4096})
+  for (int64_t m :
+       {512, 768, 1024, 1280, 1536, 1792, 2048, 2304, 2560, 3072, 4096})
     for (int64_t n : {128, 256, 384, 512, 640, 768, 1024}) {
       AlignedVector a(k * m, 0.01f), b(k * n, 0.02f), c(m * n);
       double t[3] = {
-          seconds([&] {
-            dnnl_sgemm('T', 'N', m, n, k, 1.0f, a.data(), m, b.data(), n, 0.0f,
-                       c.data(), n);
-          }, 4),
-          seconds([&] {
-            pdrt::sgemmTNThroughTranspose(m, n, k, 1.0f, a.data(), m, b.data(),
-                                          n, 0.0f, c.data(), n);
-          }, 4),
-          seconds([&] {
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k, 1.0f,
-                        a.data(), m, b.data(), n, 0.0f, c.data(), n);
-          }, 4)};
+          seconds(
+              [&] {
+                dnnl_sgemm('T', 'N', m, n, k, 1.0f, a.data(), m, b.data(), n,
+                           0.0f, c.data(), n);
+              },
+              4),
+          seconds(
+              [&] {
+                pdrt::sgemmTNThroughTranspose(m, n, k, 1.0f, a.data(), m,
+                                              b.data(), n, 0.0f, c.data(), n);
+              },
+              4),
+          seconds(
+              [&] {
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k,
+                            1.0f, a.data(), m, b.data(), n, 0.0f, c.data(), n);
+              },
+              4)};
       int fastest = 0;
       for (int i = 1; i < 3; ++i)
         fastest = t[i] < t[fastest] ? i : fastest;

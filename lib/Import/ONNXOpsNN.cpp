@@ -35,7 +35,7 @@ static LogicalResult importGelu(NodeBinder &b) {
     return b.emitError() << "approximate must be \"none\" or \"tanh\", got \""
                          << approximate << "\"";
   Value result = b.builder().create<GeluOp>(
-      b.loc(), input.getType(), input,
+      b.loc(), input.getType(), input, /*bias=*/Value(),
       GeluApproximationAttr::get(b.builder().getContext(), *form));
   return b.setResult(0, result);
 }

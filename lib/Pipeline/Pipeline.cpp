@@ -21,6 +21,9 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
   pm.addPass(createFuseAttentionSoftmaxPass());
   // Linear layers' biases into their matmuls' epilogues.
   pm.addPass(createFuseMatMulBiasPass());
+  // Those biases into the GELUs that read the products, which add them in
+  // their pass: the GEMM writes its product once.
+  pm.addPass(createFuseBiasIntoConsumersPass());
   // Residual adds into the layer norms that read their sums.
   pm.addPass(createFuseResidualLayerNormPass());
   // Forward + backward in one function, gradient ops tagged with the op

@@ -48,75 +48,95 @@ template <typename X> auto tanhFormExp(const X &x) {
   return (-2.0f * u.min(40.0f).max(-40.0f)).exp();
 }
 
-/// Runs kernel(x, dy, y, len) over [0, n) so that Eigen computes every
-/// element with its 16-lane packet code: y is a 64-byte-aligned block of
-/// at most kBlock elements, len a multiple of 16, and the last n % 16
+/// Runs kernel(x, bias, dy, y, len) over [0, n) so that Eigen computes
+/// every element with its 16-lane packet code: y is a 64-byte-aligned block
+/// of at most kBlock elements, len a multiple of 16, and the last n % 16
 /// elements go through a zero-padded packet. A Map of an unaligned output
 /// would otherwise be peeled to its alignment with Eigen's scalar erf and
 /// exp (other bits), so an element's value would depend on where its
 /// buffer lies and where the call starts (a row of pdrt_gelu_grad_bias
-/// against the whole tensor).
+/// against the whole tensor). bias and dy may be null.
 constexpr int64_t kBlock = 1024;
 template <typename Kernel>
-void inPackets(const float *x, const float *dy, float *y, int64_t n,
-               Kernel kernel) {
+void inPackets(const float *x, const float *bias, const float *dy, float *y,
+               int64_t n, Kernel kernel) {
   alignas(64) float block[kBlock];
   int64_t body = n / 16 * 16;
   for (int64_t at = 0; at < body; at += kBlock) {
     int64_t len = std::min(kBlock, body - at);
     bool aligned = reinterpret_cast<uintptr_t>(y + at) % 64 == 0;
     float *out = aligned ? y + at : block;
-    kernel(x + at, dy ? dy + at : nullptr, out, len);
+    kernel(x + at, bias ? bias + at : nullptr, dy ? dy + at : nullptr, out,
+           len);
     if (!aligned)
       std::copy(block, block + len, y + at);
   }
   if (int64_t tail = n - body) {
-    alignas(64) float xs[16] = {}, dys[16] = {};
+    alignas(64) float xs[16] = {}, bs[16] = {}, dys[16] = {};
     std::copy(x + body, x + n, xs);
+    if (bias)
+      std::copy(bias + body, bias + n, bs);
     if (dy)
       std::copy(dy + body, dy + n, dys);
-    kernel(xs, dys, block, 16);
+    kernel(xs, bias ? bs : nullptr, dys, block, 16);
     std::copy(block, block + tail, y + body);
   }
+}
+
+/// f(x) or f(x + bias) for the Map x and an optional bias of its length:
+/// the sum stays an Eigen expression, added a packet at a time.
+template <typename F> void withBias(const In &x, const float *bias, F f) {
+  if (bias)
+    f(x + In(bias, x.size()));
+  else
+    f(x);
 }
 
 using AlignedOut = Eigen::Map<Eigen::ArrayXf, Eigen::Aligned64>;
 
 } // namespace
 
-void forward(bool approxTanh, const float *xp, float *yp, int64_t n) {
-  inPackets(xp, nullptr, yp, n,
-            [&](const float *xs, const float *, float *ys, int64_t len) {
-              In x(xs, len);
+void forward(bool approxTanh, const float *xp, const float *bias, float *yp,
+             int64_t n) {
+  inPackets(xp, bias, nullptr, yp, n,
+            [&](const float *xs, const float *bs, const float *, float *ys,
+                int64_t len) {
               AlignedOut y(ys, len);
-              if (approxTanh)
-                y = x / (1.0f + tanhFormExp(x));
-              else
-                y = 0.5f * x * (1.0f + (kInvSqrt2 * x).erf());
+              withBias(In(xs, len), bs, [&](const auto &x) {
+                if (approxTanh)
+                  y = x / (1.0f + tanhFormExp(x));
+                else
+                  y = 0.5f * x * (1.0f + (kInvSqrt2 * x).erf());
+              });
             });
 }
 
-void backward(bool approxTanh, const float *dyp, const float *xp, float *dxp,
-              int64_t n) {
-  inPackets(xp, dyp, dxp, n,
-            [&](const float *xs, const float *dys, float *dxs, int64_t len) {
-              In x(xs, len), dy(dys, len);
+void backward(bool approxTanh, const float *dyp, const float *xp,
+              const float *bias, float *dxp, int64_t n) {
+  inPackets(xp, bias, dyp, dxp, n,
+            [&](const float *xs, const float *bs, const float *dys,
+                float *dxs, int64_t len) {
+              In dy(dys, len);
               AlignedOut dx(dxs, len);
-              if (approxTanh) {
-                // gelu' = 0.5 (1 + t) + 0.5 x (1 - t^2) u', u' = sqrt(2/pi)
-                // (1 + 3c x^2), e and sigma evaluated once per element.
-                Eigen::Array<float, kBlock, 1> e, s;
-                auto ec = e.head(len);
-                auto sc = s.head(len);
-                ec = tanhFormExp(x);
-                sc = 1.0f / (1.0f + ec);
-                dx = dy * (sc + 2.0f * x * ec * sc.square() * kSqrt2OverPi *
-                                    (1.0f + 3.0f * kCubic * x.square()));
-                return;
-              }
-              // gelu' = Phi(x) + x phi(x), phi the standard normal density.
-              dx = dy * (0.5f * (1.0f + (kInvSqrt2 * x).erf()) +
-                         kInvSqrt2Pi * x * (-0.5f * x.square()).exp());
+              withBias(In(xs, len), bs, [&](const auto &x) {
+                if (approxTanh) {
+                  // gelu' = 0.5 (1 + t) + 0.5 x (1 - t^2) u', u' =
+                  // sqrt(2/pi) (1 + 3c x^2), e and sigma evaluated once per
+                  // element.
+                  Eigen::Array<float, kBlock, 1> e, s;
+                  auto ec = e.head(len);
+                  auto sc = s.head(len);
+                  ec = tanhFormExp(x);
+                  sc = 1.0f / (1.0f + ec);
+                  dx = dy * (sc + 2.0f * x * ec * sc.square() * kSqrt2OverPi *
+                                      (1.0f + 3.0f * kCubic * x.square()));
+                  return;
+                }
+                // gelu' = Phi(x) + x phi(x), phi the standard normal
+                // density.
+                dx = dy * (0.5f * (1.0f + (kInvSqrt2 * x).erf()) +
+                           kInvSqrt2Pi * x * (-0.5f * x.square()).exp());
+              });
             });
 }
 

@@ -11,12 +11,15 @@
 
 namespace pdrt::gelu::avx512 {
 
-/// y = GELU(x) over n elements; the tanh approximation when `approxTanh`.
-void forward(bool approxTanh, const float *x, float *y, int64_t n);
+/// y = GELU(x + bias) over n elements (bias null: GELU(x)); the tanh
+/// approximation when `approxTanh`. The sum is formed in registers, the
+/// same bits as GELU of x + bias added beforehand.
+void forward(bool approxTanh, const float *x, const float *bias, float *y,
+             int64_t n);
 
-/// dx = dy * GELU'(x) over n elements.
-void backward(bool approxTanh, const float *dy, const float *x, float *dx,
-              int64_t n);
+/// dx = dy * GELU'(x + bias) over n elements (bias null: GELU'(x)).
+void backward(bool approxTanh, const float *dy, const float *x,
+              const float *bias, float *dx, int64_t n);
 
 } // namespace pdrt::gelu::avx512
 

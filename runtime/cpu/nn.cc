@@ -183,7 +183,7 @@ extern "C" void pdrt_gelu(pdrt_ctx *ctx, int32_t approxTanh, const float *x,
   if (pdrt::hasError(ctx))
     return;
   if (pdrt::vmath::hasAvx512())
-    return pdrt::gelu::avx512::forward(approxTanh, x, y, n);
+    return pdrt::gelu::avx512::forward(approxTanh, x, /*bias=*/nullptr, y, n);
   float s[pdrt::vmath::kChunk];
   for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
     int64_t c = std::min(pdrt::vmath::kChunk, n - at);
@@ -209,7 +209,8 @@ extern "C" void pdrt_gelu_grad(pdrt_ctx *ctx, int32_t approxTanh,
   if (pdrt::hasError(ctx))
     return;
   if (pdrt::vmath::hasAvx512())
-    return pdrt::gelu::avx512::backward(approxTanh, dy, x, dx, n);
+    return pdrt::gelu::avx512::backward(approxTanh, dy, x, /*bias=*/nullptr,
+                                        dx, n);
   float s[pdrt::vmath::kChunk], e[pdrt::vmath::kChunk];
   for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
     int64_t c = std::min(pdrt::vmath::kChunk, n - at);
@@ -234,16 +235,73 @@ extern "C" void pdrt_gelu_grad(pdrt_ctx *ctx, int32_t approxTanh,
   }
 }
 
-extern "C" void pdrt_gelu_grad_bias(pdrt_ctx *ctx, int32_t approxTanh,
-                                    const float *dy, const float *x, float *dx,
-                                    float *db, int64_t rows, int64_t cols) {
+namespace {
+
+/// Calls kernel(z, at, c) on chunks of at most kChunk columns of row `r`,
+/// with z = x + bias for those columns (x itself without a bias): the
+/// AVX2 kernels' staging; the AVX-512 ones add the bias in registers.
+template <typename Kernel>
+void overBiasedRow(const float *x, const float *bias, int64_t r, int64_t cols,
+                   Kernel kernel) {
+  const float *xr = x + r * cols;
+  if (!bias)
+    return kernel(xr, int64_t(0), cols);
+  float z[pdrt::vmath::kChunk];
+  for (int64_t at = 0; at < cols; at += pdrt::vmath::kChunk) {
+    int64_t c = std::min(pdrt::vmath::kChunk, cols - at);
+    for (int64_t j = 0; j < c; ++j)
+      z[j] = xr[at + j] + bias[at + j];
+    kernel(z, at, c);
+  }
+}
+
+/// dx for row r of pdrt_gelu_grad_bias.
+void geluGradRow(pdrt_ctx *ctx, int32_t approxTanh, const float *dy,
+                 const float *x, const float *bias, float *dx, int64_t r,
+                 int64_t cols) {
+  if (pdrt::vmath::hasAvx512())
+    return pdrt::gelu::avx512::backward(approxTanh, dy + r * cols,
+                                        x + r * cols, bias, dx + r * cols,
+                                        cols);
+  overBiasedRow(x, bias, r, cols, [&](const float *z, int64_t at, int64_t c) {
+    pdrt_gelu_grad(ctx, approxTanh, dy + r * cols + at, z, dx + r * cols + at,
+                   c);
+  });
+}
+
+} // namespace
+
+extern "C" void pdrt_gelu_bias(pdrt_ctx *ctx, int32_t approxTanh,
+                               const float *x, const float *bias, float *y,
+                               int64_t rows, int64_t cols) {
   if (pdrt::hasError(ctx))
     return;
-  std::fill(db, db + cols, 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    if (pdrt::vmath::hasAvx512()) {
+      pdrt::gelu::avx512::forward(approxTanh, x + r * cols, bias, y + r * cols,
+                                  cols);
+      continue;
+    }
+    overBiasedRow(x, bias, r, cols, [&](const float *z, int64_t at, int64_t c) {
+      pdrt_gelu(ctx, approxTanh, z, y + r * cols + at, c);
+    });
+  }
+}
+
+extern "C" void pdrt_gelu_grad_bias(pdrt_ctx *ctx, int32_t approxTanh,
+                                    const float *dy, const float *x,
+                                    const float *bias, float *dx, float *db,
+                                    int64_t rows, int64_t cols) {
+  if (pdrt::hasError(ctx))
+    return;
+  if (db)
+    std::fill(db, db + cols, 0.0f);
   // A row at a time: its dx is still in L1 when it is added into db.
   for (int64_t r = 0; r < rows; ++r) {
-    float *__restrict dxr = dx + r * cols;
-    pdrt_gelu_grad(ctx, approxTanh, dy + r * cols, x + r * cols, dxr, cols);
+    geluGradRow(ctx, approxTanh, dy, x, bias, dx, r, cols);
+    if (!db)
+      continue;
+    const float *__restrict dxr = dx + r * cols;
     float *__restrict dbr = db;
     for (int64_t j = 0; j < cols; ++j)
       dbr[j] += dxr[j];

@@ -97,3 +97,26 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<f32> {
   // CHECK-DAG: pd.accumulate_grad @b, %[[DB]]
   return %l : tensor<f32>
 }
+
+// -----
+
+// A GELU with the bias of the Linear before it (pd-fuse-bias-into-consumers):
+// its gradient recomputes gelu' at x + bias (input_bias), and the bias
+// gradient is that gradient summed over the rows.
+pd.param @w {onnx_name = "w"} : tensor<4x8xf32>
+pd.param @b {onnx_name = "b"} : tensor<8xf32>
+// CHECK-LABEL: func.func @main
+func.func @main() -> tensor<f32> {
+  %w = pd.param_ref @w : tensor<4x8xf32>
+  %b = pd.param_ref @b : tensor<8xf32>
+  %h = pd.gelu %w, %b {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>, tensor<8xf32>
+  %l = pd.reduce_sum %h {axes = array<i64: 0, 1>} : tensor<4x8xf32> -> tensor<f32>
+  // CHECK: %[[W:.+]] = pd.param_ref @w
+  // CHECK-NEXT: %[[B:.+]] = pd.param_ref @b
+  // CHECK: %[[DH:.+]] = pd.broadcast_axes
+  // CHECK-NEXT: %[[DW:.+]] = pd.gelu_grad %[[DH]], %[[W]], %[[B]] {approximate = #pd.gelu<tanh>, pd.grad_of = 2 : i64} : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK-NEXT: %[[DB:.+]] = pd.sum_to %[[DW]] {pd.grad_of = 2 : i64} : tensor<4x8xf32> -> tensor<8xf32>
+  // CHECK-NEXT: pd.accumulate_grad @b, %[[DB]]
+  // CHECK-NEXT: pd.accumulate_grad @w, %[[DW]]
+  return %l : tensor<f32>
+}

@@ -65,3 +65,17 @@ func.func @other_producers(%dg: tensor<4x6xf32>, %h: tensor<4x6xf32>) -> (tensor
   %c = pd.sum_to %dh : tensor<4x6xf32> -> tensor<6xf32>
   return %a, %b, %c : tensor<6xf32>, tensor<6xf32>, tensor<6xf32>
 }
+
+// -----
+
+// A GELU gradient at x + bias (the bias moved into the GELU by
+// pd-fuse-bias-into-consumers) keeps its input bias when its bias
+// gradient joins it.
+// CHECK-LABEL: func.func @input_bias
+// CHECK-NEXT: %[[DH:.*]], %[[DB:.*]] = pd.gelu_grad %arg0, %arg1, %arg2 : tensor<4x6xf32>, tensor<6xf32> -> tensor<6xf32>
+// CHECK-NEXT: return %[[DH]], %[[DB]]
+func.func @input_bias(%dg: tensor<4x6xf32>, %h: tensor<4x6xf32>, %b: tensor<6xf32>) -> (tensor<4x6xf32>, tensor<6xf32>) {
+  %dh = pd.gelu_grad %dg, %h, %b : tensor<4x6xf32>, tensor<6xf32>
+  %db = pd.sum_to %dh : tensor<4x6xf32> -> tensor<6xf32>
+  return %dh, %db : tensor<4x6xf32>, tensor<6xf32>
+}

@@ -231,27 +231,44 @@ int64_t UnaryGradOp::getFlops() { return 8 * numElements(getResult()); }
 //         u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
 //===----------------------------------------------------------------------===//
 
+/// Verifies that `bias`, when present, is a vector the size of the last
+/// dimension of `x`, which it is broadcast over.
+static LogicalResult verifyRowBias(Operation *op, Value x, Value bias,
+                                   StringRef what) {
+  if (!bias)
+    return success();
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto bt = cast<RankedTensorType>(bias.getType());
+  if (xt.getRank() < 1 || bt.getRank() != 1 ||
+      bt.getDimSize(0) != xt.getDimSize(xt.getRank() - 1))
+    return op->emitOpError() << what << " shape " << shapeStr(bt.getShape())
+                             << " is not the last dimension of "
+                             << shapeStr(xt.getShape());
+  return success();
+}
+
+LogicalResult GeluOp::verify() {
+  return verifyRowBias(*this, getInput(), getBias(), "bias");
+}
+
 LogicalResult GeluOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                SmallVectorImpl<Value> &operandGrads) {
-  operandGrads.push_back(
-      b.create<GeluGradOp>(getLoc(), getType(), /*bias_grad=*/Type(),
-                           resultGrads[0], getInput(), getApproximateAttr())
-          .getResult());
+  Value dx = b.create<GeluGradOp>(getLoc(), getType(), /*bias_grad=*/Type(),
+                                  resultGrads[0], getInput(), getBias(),
+                                  getApproximateAttr())
+                 .getResult();
+  operandGrads.push_back(dx);
+  // The bias was broadcast over the rows: its gradient is dx summed over
+  // them (pd-fuse-bias-gradients folds the sum into the gelu_grad).
+  if (Value bias = getBias())
+    operandGrads.push_back(b.create<SumToOp>(getLoc(), bias.getType(), dx));
   return success();
 }
 
 LogicalResult GeluGradOp::verify() {
-  Value biasGrad = getBiasGrad();
-  if (!biasGrad)
-    return success();
-  auto dx = getResult().getType();
-  auto db = cast<RankedTensorType>(biasGrad.getType());
-  if (dx.getRank() < 1 || db.getRank() != 1 ||
-      db.getDimSize(0) != dx.getDimSize(dx.getRank() - 1))
-    return emitOpError("bias gradient shape ")
-           << shapeStr(db.getShape()) << " is not the last dimension of "
-           << shapeStr(dx.getShape());
-  return success();
+  if (failed(verifyRowBias(*this, getInput(), getInputBias(), "input bias")))
+    return failure();
+  return verifyRowBias(*this, getResult(), getBiasGrad(), "bias gradient");
 }
 
 GeluGradOp SumToOp::getSummedGeluGrad() {
@@ -272,10 +289,14 @@ GeluGradOp SumToOp::getSummedGeluGrad() {
   return grad && !grad.getBiasGrad() ? grad : GeluGradOp();
 }
 
-int64_t GeluOp::getFlops() { return 20 * numElements(getResult()); }
+int64_t GeluOp::getFlops() {
+  // The bias: one add per element.
+  return (getBias() ? 21 : 20) * numElements(getResult());
+}
 int64_t GeluGradOp::getFlops() {
-  // The bias gradient's sum: one add per element.
-  return (getBiasGrad() ? 29 : 28) * numElements(getResult());
+  // The input's bias and the bias gradient's sum: one add per element each.
+  return (28 + (getInputBias() ? 1 : 0) + (getBiasGrad() ? 1 : 0)) *
+         numElements(getResult());
 }
 
 //===----------------------------------------------------------------------===//

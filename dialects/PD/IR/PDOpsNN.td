@@ -161,7 +161,7 @@ def PD_UnaryGradOp : PD_Op<"unary_grad", [Pure, SameOperandsAndResultType,
 // GELU
 //===----------------------------------------------------------------------===//
 
-def PD_GeluOp : PD_Op<"gelu", [Pure, SameOperandsAndResultType,
+def PD_GeluOp : PD_Op<"gelu", [Pure, AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<PD_GradientOpInterface>,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
   let summary = "Elementwise Gaussian error linear unit.";
@@ -169,17 +169,23 @@ def PD_GeluOp : PD_Op<"gelu", [Pure, SameOperandsAndResultType,
     With `approximate = #pd.gelu<none>` (the default): y = 0.5 x (1 + erf(x / sqrt(2))); with
     `#pd.gelu<tanh>`: y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
     ONNX Gelu (opset 20) imports to this op; one kernel computes it, one
-    its gradient (pd.gelu_grad).
+    its gradient (pd.gelu_grad). With a `bias` (a vector the size of the
+    last dimension, moved here from the Linear layer before the GELU by
+    pd-fuse-bias-into-consumers) the op computes gelu(x + bias), the bias
+    broadcast over the rows, in the same pass.
 
     ```mlir
     %y = pd.gelu %x {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
+    %y = pd.gelu %x, %b : tensor<4x8xf32>, tensor<8xf32>
     ```
   }];
-  let arguments = (ins PD_F32Tensor:$input,
+  let arguments = (ins PD_F32Tensor:$input, Optional<PD_F32Tensor>:$bias,
                        DefaultValuedAttr<PD_GeluApproximationAttr,
                            "::mlir::pd::GeluApproximation::None">:$approximate);
   let results = (outs PD_F32Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let assemblyFormat =
+      "$input (`,` $bias^)? attr-dict `:` type($result) (`,` type($bias)^)?";
+  let hasVerifier = 1;
 }
 
 def PD_DropoutOp : PD_Op<"dropout", [Pure, SameOperandsAndResultType,
@@ -211,24 +217,29 @@ def PD_GeluGradOp : PD_Op<"gelu_grad", [Pure,
   let summary = "Gradient of pd.gelu: dx = dy * gelu'(x).";
   let description = [{
     Recomputes gelu'(x) from the forward's input x, with the same
-    `approximate` form as the forward. With a second result (made by
-    pd-fuse-bias-gradients) it also sums dx over every dimension but the
-    last, in the same pass: the gradient of the bias the Linear layer
-    before the GELU added (what a pd.sum_to of dx to the last dimension
-    computes, bit for bit: rows added in order, in float).
+    `approximate` form as the forward; with an `input_bias` (the forward's
+    `bias`) from x + input_bias, the bias broadcast over the rows. With a
+    second result (made by pd-fuse-bias-gradients) it also sums dx over
+    every dimension but the last, in the same pass: the gradient of the
+    bias the Linear layer before the GELU added (what a pd.sum_to of dx to
+    the last dimension computes, bit for bit: rows added in order, in
+    float).
 
     ```mlir
     %dx = pd.gelu_grad %dy, %x : tensor<4x8xf32>
     %dx, %db = pd.gelu_grad %dy, %x : tensor<4x8xf32> -> tensor<8xf32>
+    %dx, %db = pd.gelu_grad %dy, %x, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<8xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$input,
+                       Optional<PD_F32Tensor>:$input_bias,
                        DefaultValuedAttr<PD_GeluApproximationAttr,
                            "::mlir::pd::GeluApproximation::None">:$approximate);
   let results = (outs PD_F32Tensor:$result,
                       Optional<PD_F32Tensor>:$bias_grad);
-  let assemblyFormat =
-      "$grad `,` $input attr-dict `:` type($result) (`->` type($bias_grad)^)?";
+  let assemblyFormat = [{
+    $grad `,` $input (`,` $input_bias^)? attr-dict `:` type($result) (`,` type($input_bias)^)? (`->` type($bias_grad)^)?
+  }];
   let hasVerifier = 1;
 }
 

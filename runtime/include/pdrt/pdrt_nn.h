@@ -40,13 +40,19 @@ void pdrt_gelu(pdrt_ctx *ctx, int32_t approx_tanh, const float *x, float *y,
 void pdrt_gelu_grad(pdrt_ctx *ctx, int32_t approx_tanh, const float *dy,
                     const float *x, float *dx, int64_t n);
 
-/// pdrt_gelu_grad of `rows` rows of `cols` and, in the same pass, db[j] =
-/// the sum over the rows of dx[r][j] (the bias gradient of the Linear
-/// layer before the GELU): rows added in order in float, the bits of
-/// pdrt_sum_to on dx.
+/// pdrt_gelu of x + bias over `rows` rows of `cols`: y[r][j] = gelu(x[r][j]
+/// + bias[j]) (the bias of the Linear layer before the GELU, moved into it
+/// by pd-fuse-bias-into-consumers), the same bits as pdrt_gelu of the sum.
+void pdrt_gelu_bias(pdrt_ctx *ctx, int32_t approx_tanh, const float *x,
+                    const float *bias, float *y, int64_t rows, int64_t cols);
+
+/// pdrt_gelu_grad of `rows` rows of `cols` at x + bias (x where bias is
+/// null) and, where db is not null, in the same pass db[j] = the sum over
+/// the rows of dx[r][j] (the gradient of that bias): rows added in order in
+/// float, the bits of pdrt_sum_to on dx.
 void pdrt_gelu_grad_bias(pdrt_ctx *ctx, int32_t approx_tanh, const float *dy,
-                         const float *x, float *dx, float *db, int64_t rows,
-                         int64_t cols);
+                         const float *x, const float *bias, float *dx,
+                         float *db, int64_t rows, int64_t cols);
 
 /// Training-mode dropout: y[i] = keep(i) ? x[i] / (1 - ratio) : 0 with the
 /// counter-based mask of pdrt_random.h, keyed by the run's seed, the

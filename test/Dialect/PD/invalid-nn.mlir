@@ -63,6 +63,24 @@ func.func @gelu_grad_bias(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>) {
 
 // -----
 
+// Tests that pd.gelu's bias is a vector of its last dimension.
+func.func @gelu_bias(%x: tensor<4x8xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{'pd.gelu' op bias shape [4] is not the last dimension of [4,8]}}
+  %y = pd.gelu %x, %b : tensor<4x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that pd.gelu_grad's input bias is a vector of its last dimension.
+func.func @gelu_grad_input_bias(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %b: tensor<8x1xf32>) {
+  // expected-error @+1 {{'pd.gelu_grad' op input bias shape [8,1] is not the last dimension of [4,8]}}
+  %dx = pd.gelu_grad %dy, %x, %b : tensor<4x8xf32>, tensor<8x1xf32>
+  return
+}
+
+// -----
+
 // Tests that pd.gelu_grad's operands and result have one type.
 func.func @gelu_grad_types(%dy: tensor<4x8xf32>, %x: tensor<2x16xf32>) {
   // expected-error @+1 {{'pd.gelu_grad' op failed to verify that all of {grad, input, result} have same type}}

@@ -70,6 +70,20 @@ func.func @gelu(%x: tensor<4x8xf32>) {
   return
 }
 
+// Tests that a GELU with a bias (gelu(x + bias)) and its gradient at
+// x + bias, with and without the bias gradient, round-trip.
+
+// CHECK-LABEL: func.func @gelu_bias
+func.func @gelu_bias(%x: tensor<4x8xf32>, %b: tensor<8xf32>) {
+  // CHECK: pd.gelu %{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<8xf32>
+  %y = pd.gelu %x, %b : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: pd.gelu_grad %{{.+}}, %{{.+}}, %{{.+}} {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>, tensor<8xf32>{{$}}
+  %dx = pd.gelu_grad %y, %x, %b {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: pd.gelu_grad %{{.+}}, %{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %dh, %db = pd.gelu_grad %y, %x, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<8xf32>
+  return
+}
+
 // Tests that pd.dropout round-trips with its ratio and rng_id.
 
 // CHECK-LABEL: func.func @dropout

@@ -216,9 +216,43 @@ TEST_P(Gelu, GradientWithBiasGradientIsTheUnfusedOpsBitForBit) {
     pdrt_gelu_grad(nullptr, approxTanh, dy.data(), x.data(), want.data(), n);
     const int64_t toBias[] = {2, rows, cols, 0, 1}; // [rows, cols] -> [cols]
     pdrt_sum_to(nullptr, want.data(), wantDb.data(), cols, toBias);
-    pdrt_gelu_grad_bias(nullptr, approxTanh, dy.data(), x.data(), dx.data(),
-                        db.data(), rows, cols);
+    pdrt_gelu_grad_bias(nullptr, approxTanh, dy.data(), x.data(),
+                        /*bias=*/nullptr, dx.data(), db.data(), rows, cols);
     EXPECT_EQ(dx, want) << rows << " x " << cols;
+    EXPECT_EQ(db, wantDb) << rows << " x " << cols;
+  }
+}
+
+// A bias moved into the GELU (pd-fuse-bias-into-consumers): forward and
+// gradient bit for bit those of pdrt_gelu / pdrt_gelu_grad on x + bias
+// added beforehand, with and without the bias gradient; rows past one
+// staging chunk (2500 columns) and rows with a tail.
+TEST_P(Gelu, WithInputBiasIsTheKernelOnTheSumBitForBit) {
+  bool approxTanh = std::get<1>(GetParam());
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 45}, {3, 2500}, {1, 1}}) {
+    int64_t n = rows * cols;
+    std::vector<float> x = uniform(n, -6, 6, (unsigned)(21 + n));
+    std::vector<float> dy = uniform(n, -2, 2, (unsigned)(22 + n));
+    std::vector<float> bias = uniform(cols, -1, 1, (unsigned)(23 + cols));
+    std::vector<float> z(n);
+    for (int64_t i = 0; i < n; ++i)
+      z[i] = x[i] + bias[i % cols];
+    std::vector<float> y(n), wantY(n), dx(n), wantDx(n), db(cols, 5.0f),
+        wantDb(cols);
+    pdrt_gelu(nullptr, approxTanh, z.data(), wantY.data(), n);
+    pdrt_gelu_bias(nullptr, approxTanh, x.data(), bias.data(), y.data(), rows,
+                   cols);
+    EXPECT_EQ(y, wantY) << rows << " x " << cols;
+    pdrt_gelu_grad(nullptr, approxTanh, dy.data(), z.data(), wantDx.data(), n);
+    const int64_t toBias[] = {2, rows, cols, 0, 1}; // [rows, cols] -> [cols]
+    pdrt_sum_to(nullptr, wantDx.data(), wantDb.data(), cols, toBias);
+    pdrt_gelu_grad_bias(nullptr, approxTanh, dy.data(), x.data(), bias.data(),
+                        dx.data(), /*db=*/nullptr, rows, cols);
+    EXPECT_EQ(dx, wantDx) << rows << " x " << cols;
+    std::fill(dx.begin(), dx.end(), 0.0f);
+    pdrt_gelu_grad_bias(nullptr, approxTanh, dy.data(), x.data(), bias.data(),
+                        dx.data(), db.data(), rows, cols);
+    EXPECT_EQ(dx, wantDx) << rows << " x " << cols;
     EXPECT_EQ(db, wantDb) << rows << " x " << cols;
   }
 }
