@@ -235,7 +235,8 @@ struct FuseMaskedSoftmax : public OpRewritePattern<SoftmaxOp> {
     }
     rewriter.replaceOpWithNewOp<MaskedSoftmaxOp>(
         softmax, type, scores, mask,
-        rewriter.getF32FloatAttr(scaled ? scaled->second : 1.0f));
+        rewriter.getF32FloatAttr(scaled ? scaled->second : 1.0f),
+        /*diagonal_blocks=*/nullptr);
     return success();
   }
 };

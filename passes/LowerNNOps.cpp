@@ -265,7 +265,8 @@ static void populateNormalizations(RuntimePatterns &patterns) {
     b.call(RuntimeFn::pdrt_masked_softmax,
            {b.ctx(), b.address(s.getInput()), mask ? b.address(mask) : b.null(),
             b.address(s), b.i64(numel(s) / dim), b.i64(dim), b.i64(maskRows),
-            b.f32(s.getScale().convertToFloat())});
+            b.f32(s.getScale().convertToFloat()),
+            b.i64(s.getDiagonalBlocks() ? BatchMatMulOp::kCausalBlock : 0)});
     return success();
   });
   patterns.add<MaskedSoftmaxGradOp>(
@@ -276,7 +277,9 @@ static void populateNormalizations(RuntimePatterns &patterns) {
         b.call(RuntimeFn::pdrt_masked_softmax_grad,
                {b.ctx(), b.address(s.getGrad()), b.address(s.getOutput()),
                 b.address(s), b.i64(numel(s) / dim), b.i64(dim),
-                b.f32(s.getScale().convertToFloat()), b.i64(causalRows)});
+                b.f32(s.getScale().convertToFloat()), b.i64(causalRows),
+                b.i64(s.getDiagonalBlocks() ? BatchMatMulOp::kCausalBlock
+                                            : 0)});
         return success();
       });
   patterns.add<LayerNormOp>([](LayerNormOp n, RuntimeCallBuilder &b) {

@@ -22,7 +22,10 @@
 // permutation of its matrix dims or a select, or that already has a
 // triangle, stays dense, as does a score GEMM with another reader or
 // fewer than min-result-rows rows (its narrow blocks lose to the dense
-// GEMM there).
+// GEMM there). When every reader of P (or of dS) skips the blocks above
+// the diagonal, the softmax (or its gradient) gets `diagonal_blocks` and
+// writes each row only up to the end of its diagonal block: the zeros
+// past it, half of a long row, would never be read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -133,6 +136,22 @@ void markReaders(Value lower, int64_t minRows) {
   }
 }
 
+/// Whether every reader of the lower triangular `lower` reads no element
+/// past a row's diagonal block: GEMMs that skip the blocks above the
+/// diagonal, and the causal softmax gradient reading it as its output.
+bool readOnlyToDiagonalBlocks(Value lower) {
+  return llvm::all_of(lower.getUses(), [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (auto mm = dyn_cast<BatchMatMulOp>(user))
+      return use.getOperandNumber() == 0 && mm.getTriangle() &&
+             (*mm.getTriangle() == Triangle::LhsLower ||
+              *mm.getTriangle() == Triangle::LhsUpper);
+    auto grad = dyn_cast<MaskedSoftmaxGradOp>(user);
+    return grad && grad.getCausal() && grad.getOutput() == lower &&
+           grad.getGrad() != lower;
+  });
+}
+
 } // namespace
 
 void MarkCausalGemmsPass::runOnOperation() {
@@ -141,5 +160,13 @@ void MarkCausalGemmsPass::runOnOperation() {
       return;
     markScores(softmax.getInput(), minResultRows);
     markReaders(softmax.getResult(), minResultRows);
+    // The zeros past the diagonal blocks of P and dS are never read when
+    // every reader skips those blocks: the kernels need not write them.
+    if (readOnlyToDiagonalBlocks(softmax.getResult()))
+      softmax.setDiagonalBlocks(true);
+    for (Operation *user : softmax.getResult().getUsers())
+      if (auto grad = dyn_cast<MaskedSoftmaxGradOp>(user))
+        if (grad.getCausal() && readOnlyToDiagonalBlocks(grad.getResult()))
+          grad.setDiagonalBlocks(true);
   });
 }

@@ -2,7 +2,9 @@
 //
 // y = softmax(mask ? scale * x : -inf) per row, and its gradient. A causal
 // mask keeps a prefix of every row: only the prefix is exponentiated and
-// the tail is zeroed, which halves the exp work of causal attention. Other
+// the tail is zeroed (only up to the end of the row's diagonal block when
+// the caller passes the block: the GEMMs reading the result skip the
+// blocks past it), which halves the exp work of causal attention. Other
 // masks go through a row of -inf. Under the causal mask the gradient reads
 // each row's prefix only (the GEMM before it skipped the tail). The sums
 // and the gradient's dot products are in double over 16 lanes (vmath::sum,
@@ -44,14 +46,22 @@ void softmaxInPlace(float *y, int64_t n) {
     y[k] *= inv;
 }
 
-/// y[0, n) = softmax(scale * x[0, n)); the row's other elements are zero.
-void scaledSoftmaxPrefix(const float *x, float *y, int64_t n, int64_t dim,
+/// Where a row whose first n elements are kept ends: dim, or with
+/// block > 0 the end of the diagonal block holding its last kept element.
+int64_t writtenEnd(int64_t n, int64_t dim, int64_t block) {
+  if (block <= 0 || n <= 0)
+    return dim;
+  return std::min((n - 1) / block * block + block, dim);
+}
+
+/// y[0, n) = softmax(scale * x[0, n)); y[n, end) is zero.
+void scaledSoftmaxPrefix(const float *x, float *y, int64_t n, int64_t end,
                          float scale) {
   for (int64_t k = 0; k < n; ++k)
     y[k] = scale * x[k];
   if (n > 0)
     softmaxInPlace(y, n);
-  std::memset(y + n, 0, (dim - n) * sizeof(float));
+  std::memset(y + n, 0, (end - n) * sizeof(float));
 }
 
 /// One row under an arbitrary mask: dropped elements become -inf, whose
@@ -75,7 +85,8 @@ void scaledSoftmaxMasked(const float *x, const uint8_t *mask, float *y,
 extern "C" void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x,
                                     const uint8_t *mask, float *y,
                                     int64_t rows, int64_t dim,
-                                    int64_t mask_rows, float scale) {
+                                    int64_t mask_rows, float scale,
+                                    int64_t block) {
   if (pdrt::hasError(ctx) || rows <= 0 || dim <= 0)
     return;
   if (!mask) {
@@ -90,7 +101,8 @@ extern "C" void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x,
   for (int64_t r = 0; r < rows; ++r) {
     int64_t m = r % mask_rows;
     if (prefix[m] >= 0)
-      scaledSoftmaxPrefix(x + r * dim, y + r * dim, prefix[m], dim, scale);
+      scaledSoftmaxPrefix(x + r * dim, y + r * dim, prefix[m],
+                          writtenEnd(prefix[m], dim, block), scale);
     else
       scaledSoftmaxMasked(x + r * dim, mask + m * dim, y + r * dim, dim,
                           scale);
@@ -100,7 +112,8 @@ extern "C" void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x,
 extern "C" void pdrt_masked_softmax_grad(pdrt_ctx *ctx, const float *dy,
                                          const float *y, float *dx,
                                          int64_t rows, int64_t dim,
-                                         float scale, int64_t causal_rows) {
+                                         float scale, int64_t causal_rows,
+                                         int64_t block) {
   if (pdrt::hasError(ctx))
     return;
   for (int64_t r = 0; r < rows; ++r) {
@@ -112,6 +125,7 @@ extern "C" void pdrt_masked_softmax_grad(pdrt_ctx *ctx, const float *dy,
     float s = (float)pdrt::vmath::dot(dyr, yr, n);
     for (int64_t k = 0; k < n; ++k)
       dxr[k] = scale * (yr[k] * (dyr[k] - s));
-    std::memset(dxr + n, 0, (dim - n) * sizeof(float));
+    int64_t end = causal_rows > 0 ? writtenEnd(n, dim, block) : dim;
+    std::memset(dxr + n, 0, (end - n) * sizeof(float));
   }
 }

@@ -60,4 +60,5 @@ module attributes {pd.num_stages = 1 : i64} {
 // CHECK-NEXT: %[[DIM:.+]] = llvm.mlir.constant(8 : i64)
 // CHECK-NEXT: %[[SCALE:.+]] = llvm.mlir.constant(5.000000e-01 : f32)
 // CHECK-NEXT: %[[CAUSAL:.+]] = llvm.mlir.constant(8 : i64)
-// CHECK-NEXT: llvm.call @pdrt_masked_softmax_grad(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[ROWS]], %[[DIM]], %[[SCALE]], %[[CAUSAL]])
+// CHECK-NEXT: %[[BLOCK:.+]] = llvm.mlir.constant(0 : i64)
+// CHECK-NEXT: llvm.call @pdrt_masked_softmax_grad(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[ROWS]], %[[DIM]], %[[SCALE]], %[[CAUSAL]], %[[BLOCK]])

@@ -6,13 +6,15 @@
 // only their lower triangles, the GEMMs that multiply P or dS from the
 // left skip the blocks above the diagonal, those that multiply P^T or
 // dS^T the blocks below, and the softmax gradient reads dP's lower
-// triangle.
+// triangle. Every reader of P and of dS skips the blocks above the
+// diagonal, so the softmax and its gradient write each row only to the
+// end of its diagonal block.
 // CHECK-LABEL: func.func @attention
 // CHECK: %[[S:.*]] = pd.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs, triangle = #pd.triangle<result_lower>}
-// CHECK: %[[P:.*]] = pd.masked_softmax %[[S]]
+// CHECK: %[[P:.*]] = pd.masked_softmax %[[S]], %{{.*}} {diagonal_blocks, scale = 2.500000e-01 : f32}
 // CHECK: pd.batch_matmul %[[P]], %{{.*}} {triangle = #pd.triangle<lhs_lower>}
 // CHECK: %[[DP:.*]] = pd.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs, triangle = #pd.triangle<result_lower>}
-// CHECK: %[[DS:.*]] = pd.masked_softmax_grad %[[DP]], %[[P]] {causal, scale = 2.500000e-01 : f32}
+// CHECK: %[[DS:.*]] = pd.masked_softmax_grad %[[DP]], %[[P]] {causal, diagonal_blocks, scale = 2.500000e-01 : f32}
 // CHECK: pd.batch_matmul %[[P]], %{{.*}} {transpose_lhs, triangle = #pd.triangle<lhs_upper>}
 // CHECK: pd.batch_matmul %[[DS]], %{{.*}} {triangle = #pd.triangle<lhs_lower>}
 // CHECK: pd.batch_matmul %[[DS]], %{{.*}} {transpose_lhs, triangle = #pd.triangle<lhs_upper>}
@@ -22,10 +24,10 @@
 // rest is marked as above.
 // DEFAULT-LABEL: func.func @attention
 // DEFAULT: %[[S:.*]] = pd.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs} :
-// DEFAULT: %[[P:.*]] = pd.masked_softmax %[[S]]
+// DEFAULT: %[[P:.*]] = pd.masked_softmax %[[S]], %{{.*}} {diagonal_blocks, scale = 2.500000e-01 : f32}
 // DEFAULT: pd.batch_matmul %[[P]], %{{.*}} {triangle = #pd.triangle<lhs_lower>}
 // DEFAULT: %[[DP:.*]] = pd.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs} :
-// DEFAULT: pd.masked_softmax_grad %[[DP]], %[[P]] {causal, scale = 2.500000e-01 : f32}
+// DEFAULT: pd.masked_softmax_grad %[[DP]], %[[P]] {causal, diagonal_blocks, scale = 2.500000e-01 : f32}
 func.func @attention(%q: tensor<2x3x4x16xf32>, %k: tensor<2x3x4x16xf32>, %v: tensor<2x3x4x16xf32>, %do: tensor<2x3x4x16xf32>) -> (tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32>) {
   %mask = pd.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
   %s = pd.batch_matmul %q, %k {transpose_rhs} : tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32> -> tensor<2x3x4x4xf32>
@@ -81,6 +83,7 @@ func.func @not_causal(%q: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> (tensor<2
 // perm that swaps its matrix dims.
 // CHECK-LABEL: func.func @other_readers
 // CHECK-NOT: triangle
+// CHECK-NOT: diagonal_blocks
 func.func @other_readers(%q: tensor<2x4x8xf32>, %v: tensor<2x8x4xf32>, %w: tensor<2x4x4xf32>) -> (tensor<2x4x4xf32>, tensor<2x8x4xf32>, tensor<2x4x4xf32>) {
   %mask = pd.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
   %s = pd.batch_matmul %q, %q {transpose_rhs} : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x4xf32>
@@ -97,8 +100,9 @@ func.func @other_readers(%q: tensor<2x4x8xf32>, %v: tensor<2x8x4xf32>, %w: tenso
 // triangular, so P V and P^T dO through it are marked; a where that puts
 // something else than zero, or that broadcasts P to another shape, stops
 // the marks.
+// The NaN test reads all of P: the softmax writes whole rows.
 // CHECK-LABEL: func.func @nan_guard
-// CHECK: %[[P:.*]] = pd.masked_softmax
+// CHECK: %[[P:.*]] = pd.masked_softmax %{{.*}}, %{{.*}} :
 // CHECK: %[[G:.*]] = pd.where %{{.*}}, %{{.*}}, %[[P]]
 // CHECK: pd.batch_matmul %[[G]], %{{.*}} {triangle = #pd.triangle<lhs_lower>}
 // CHECK: pd.batch_matmul %[[G]], %{{.*}} {transpose_lhs, triangle = #pd.triangle<lhs_upper>}
@@ -123,4 +127,25 @@ func.func @nan_guard(%q: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %do: tensor<2
   %b = pd.where %bigcond, %zero, %p : tensor<3x2x4x4xi1>, tensor<1xf32>, tensor<2x4x4xf32> -> tensor<3x2x4x4xf32>
   %o3 = pd.batch_matmul %b, %vb : tensor<3x2x4x4xf32>, tensor<3x2x4x8xf32> -> tensor<3x2x4x8xf32>
   return %o, %dv, %o2, %o3 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<3x2x4x8xf32>
+}
+
+// -----
+
+// P also returned, and dS also read by an elementwise op: both read the
+// elements past the diagonal blocks, so neither kernel gets
+// diagonal_blocks, though every GEMM is marked.
+// CHECK-LABEL: func.func @tails_read
+// CHECK: pd.masked_softmax %{{.*}}, %{{.*}} {scale = 2.500000e-01 : f32}
+// CHECK: pd.masked_softmax_grad %{{.*}}, %{{.*}} {causal, scale = 2.500000e-01 : f32}
+// CHECK-NOT: diagonal_blocks
+func.func @tails_read(%q: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %do: tensor<2x4x8xf32>) -> (tensor<2x4x4xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>) {
+  %mask = pd.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %s = pd.batch_matmul %q, %q {transpose_rhs} : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %p = pd.masked_softmax %s, %mask {scale = 2.500000e-01 : f32} : tensor<2x4x4xf32>, tensor<4x4xi1>
+  %o = pd.batch_matmul %p, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %dp = pd.batch_matmul %do, %v {transpose_rhs} : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %ds = pd.masked_softmax_grad %dp, %p {scale = 2.500000e-01 : f32} : tensor<2x4x4xf32>
+  %dq = pd.batch_matmul %ds, %q : tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %sq = pd.mul %ds, %ds : tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>
+  return %p, %o, %dq, %sq : tensor<2x4x4xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>
 }

@@ -352,10 +352,17 @@ int64_t SoftmaxGradOp::getFlops() { return 4 * numElements(getResult()); }
 //   dx = scale * y * (dy - sum(dy * y)); y = 0 where masked, so dx = 0 there
 //===----------------------------------------------------------------------===//
 
+/// Whether `shape` is [..., T, T].
+static bool isSquareRows(ArrayRef<int64_t> shape) {
+  return shape.size() >= 2 && shape[shape.size() - 2] == shape.back();
+}
+
 LogicalResult MaskedSoftmaxOp::verify() {
   auto type = cast<RankedTensorType>(getType());
   if (type.getRank() < 1)
     return emitOpError("input must have rank >= 1");
+  if (getDiagonalBlocks() && (!getMask() || !isSquareRows(type.getShape())))
+    return emitOpError("diagonal_blocks needs a mask over [..., T, T] rows");
   if (!getMask())
     return success();
   auto mask = cast<RankedTensorType>(getMask().getType());
@@ -379,10 +386,11 @@ LogicalResult MaskedSoftmaxOp::verify() {
 
 LogicalResult MaskedSoftmaxGradOp::verify() {
   auto shape = cast<RankedTensorType>(getType()).getShape();
-  if (getCausal() &&
-      (shape.size() < 2 || shape[shape.size() - 2] != shape.back()))
+  if (getCausal() && !isSquareRows(shape))
     return emitOpError("causal needs [..., T, T] rows, got ")
            << shapeStr(shape);
+  if (getDiagonalBlocks() && !getCausal())
+    return emitOpError("diagonal_blocks needs causal");
   return success();
 }
 
@@ -391,7 +399,7 @@ LogicalResult MaskedSoftmaxOp::buildVJP(OpBuilder &b,
                                         SmallVectorImpl<Value> &operandGrads) {
   operandGrads.push_back(b.create<MaskedSoftmaxGradOp>(
       getLoc(), getType(), resultGrads[0], getResult(), getScaleAttr(),
-      /*causal=*/nullptr));
+      /*causal=*/nullptr, /*diagonal_blocks=*/nullptr));
   if (getMask())
     operandGrads.push_back(Value());
   return success();

@@ -298,13 +298,19 @@ def PD_MaskedSoftmaxOp : PD_Op<"masked_softmax", [Pure,
     softmax(where(mask, -inf, x * scale)) and its variants; the kernel
     skips the masked tail of a row whose kept elements are a prefix (the
     causal mask) and its gradient (pd.masked_softmax_grad) needs no mask.
+    With `diagonal_blocks` (set by pd-mark-causal-gemms when every reader
+    of y is a GEMM that skips the blocks above the diagonal, or the causal
+    gradient) the kernel writes each row of the [..., T, T] result only up
+    to the end of its diagonal block of BatchMatMulOp::kCausalBlock
+    columns: the zeros past it would never be read.
 
     ```mlir
     %y = pd.masked_softmax %x, %mask {scale = 1.250000e-01 : f32} : tensor<2x4x8x8xf32>, tensor<8x8xi1>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$input, Optional<PD_BoolTensor>:$mask,
-                       DefaultValuedAttr<F32Attr, "1.0f">:$scale);
+                       DefaultValuedAttr<F32Attr, "1.0f">:$scale,
+                       UnitAttr:$diagonal_blocks);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = [{
     $input (`,` $mask^)? attr-dict `:` type($input) (`,` type($mask)^)?
@@ -320,7 +326,10 @@ def PD_MaskedSoftmaxGradOp : PD_Op<"masked_softmax_grad", [Pure,
     elements have y = 0 and so get dx = 0. With `causal` (set by
     pd-mark-causal-gemms) the rows are those of [T, T] matrices under the
     causal mask: row i of each keeps its first i + 1 elements, dy is read
-    there only (its tail may hold anything) and dx is zero after them.
+    there only (its tail may hold anything) and dx is zero after them; with
+    `diagonal_blocks` too (every reader of dx skips the blocks above the
+    diagonal) dx is written only up to the end of each row's diagonal
+    block, as pd.masked_softmax writes y.
 
     ```mlir
     %dx = pd.masked_softmax_grad %dy, %y {scale = 1.250000e-01 : f32} : tensor<2x4x8x8xf32>
@@ -328,7 +337,7 @@ def PD_MaskedSoftmaxGradOp : PD_Op<"masked_softmax_grad", [Pure,
   }];
   let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$output,
                        DefaultValuedAttr<F32Attr, "1.0f">:$scale,
-                       UnitAttr:$causal);
+                       UnitAttr:$causal, UnitAttr:$diagonal_blocks);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = "$grad `,` $output attr-dict `:` type($result)";
   let hasVerifier = 1;

@@ -80,18 +80,23 @@ void pdrt_softmax_grad(pdrt_ctx *ctx, const float *dy, const float *y,
 /// Softmax of each row of x [rows, dim] after scaling by `scale` and
 /// masking: mask (null: none) is [mask_rows, dim] bytes, row r of x uses
 /// mask row r % mask_rows, 0 drops an element (y = 0 there). A row that
-/// keeps nothing gets y = 0.
+/// keeps nothing gets y = 0. With block = B > 0 (a causal mask, whose
+/// row i keeps a prefix of i + 1 elements) row r is written only up to
+/// the end of its diagonal block, min((i / B + 1) B, dim) with
+/// i = r % mask_rows; the rest of the row is left as it was.
 void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x, const uint8_t *mask,
                          float *y, int64_t rows, int64_t dim,
-                         int64_t mask_rows, float scale);
+                         int64_t mask_rows, float scale, int64_t block);
 
 /// Its gradient from the output: dx = scale y (dy - sum(dy y)). With
 /// causal_rows = R > 0 row r keeps its first (r % R) + 1 elements (the
 /// rows of [R, R] matrices under the causal mask): dy is read there only
-/// and dx is zero after them; 0: whole rows.
+/// and dx is zero after them, up to the end of the row's diagonal block
+/// of `block` columns when block > 0 (the rest left as it was); 0: whole
+/// rows.
 void pdrt_masked_softmax_grad(pdrt_ctx *ctx, const float *dy, const float *y,
                               float *dx, int64_t rows, int64_t dim,
-                              float scale, int64_t causal_rows);
+                              float scale, int64_t causal_rows, int64_t block);
 
 /// Layer norm of each row of x [rows, cols]: y = (x - mean) rstd g + b,
 /// rstd = 1 / sqrt(biased var + eps).

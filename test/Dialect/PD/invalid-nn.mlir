@@ -178,3 +178,21 @@ func.func @add_layer_norm_broadcast(%a: tensor<2x4xf32>, %b: tensor<1x4xf32>, %g
   %s, %y = pd.add_layer_norm %a, %b, %g, %g {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<2x4xf32>, tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4xf32>, tensor<2x4xf32>
   return
 }
+
+// -----
+
+// Tests that pd.masked_softmax's diagonal_blocks needs a mask over square rows.
+func.func @masked_softmax_diagonal_blocks(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'pd.masked_softmax' op diagonal_blocks needs a mask over [..., T, T] rows}}
+  %y = pd.masked_softmax %x {diagonal_blocks} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that pd.masked_softmax_grad's diagonal_blocks needs causal.
+func.func @masked_softmax_grad_diagonal_blocks(%dy: tensor<8x8xf32>, %y: tensor<8x8xf32>) {
+  // expected-error @+1 {{'pd.masked_softmax_grad' op diagonal_blocks needs causal}}
+  %dx = pd.masked_softmax_grad %dy, %y {diagonal_blocks} : tensor<8x8xf32>
+  return
+}

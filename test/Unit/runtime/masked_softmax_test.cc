@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -60,7 +61,7 @@ void expectMatchesReference(const std::vector<float> &x,
                             int64_t n, int64_t maskRows, float scale) {
   std::vector<float> y(rows * n, -1.0f);
   pdrt_masked_softmax(nullptr, x.data(), mask.empty() ? nullptr : mask.data(),
-                      y.data(), rows, n, maskRows, scale);
+                      y.data(), rows, n, maskRows, scale, 0);
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t *m = mask.empty() ? nullptr : mask.data() + (r % maskRows) * n;
     std::vector<double> want = reference(x.data() + r * n, m, n, scale);
@@ -100,7 +101,8 @@ TEST(MaskedSoftmax, ScaleOnly) {
 TEST(MaskedSoftmax, RowKeepingNothingIsZero) {
   std::vector<float> x = {1, 2, 3, 4}, y(4, -1.0f);
   std::vector<uint8_t> mask = {0, 0, 1, 0};
-  pdrt_masked_softmax(nullptr, x.data(), mask.data(), y.data(), 2, 2, 2, 1.0f);
+  pdrt_masked_softmax(nullptr, x.data(), mask.data(), y.data(), 2, 2, 2, 1.0f,
+                      0);
   EXPECT_EQ(y, (std::vector<float>{0, 0, 1, 0}));
 }
 
@@ -114,7 +116,7 @@ TEST(MaskedSoftmax, CausalEqualsUnfusedBitForBit) {
                                   : -std::numeric_limits<float>::infinity();
   std::vector<float> fused(rows * t), unfused(rows * t);
   pdrt_masked_softmax(nullptr, x.data(), mask.data(), fused.data(), rows, t, t,
-                      scale);
+                      scale, 0);
   pdrt_softmax(nullptr, filled.data(), unfused.data(), rows, t, 1, 0);
   EXPECT_EQ(fused, unfused);
 }
@@ -125,9 +127,9 @@ TEST(MaskedSoftmax, GradientIsScaledSoftmaxGradient) {
   std::vector<uint8_t> mask = causal(t);
   std::vector<float> y(rows * t), dx(rows * t), plain(rows * t);
   pdrt_masked_softmax(nullptr, x.data(), mask.data(), y.data(), rows, t, t,
-                      0.25f);
+                      0.25f, 0);
   pdrt_masked_softmax_grad(nullptr, dy.data(), y.data(), dx.data(), rows, t,
-                           0.25f, 0);
+                           0.25f, 0, 0);
   pdrt_softmax_grad(nullptr, dy.data(), y.data(), plain.data(), rows, t, 1, 0);
   for (int64_t i = 0; i < rows * t; ++i) {
     if (!mask[i % (t * t)])
@@ -150,9 +152,9 @@ TEST(MaskedSoftmax, CausalReadsNothingAboveTheDiagonal) {
   std::vector<uint8_t> mask = causal(t);
   std::vector<float> clean(rows * t), dirty(rows * t);
   pdrt_masked_softmax(nullptr, x.data(), mask.data(), clean.data(), rows, t, t,
-                      0.3f);
+                      0.3f, 0);
   pdrt_masked_softmax(nullptr, nanAboveDiagonal(x, t).data(), mask.data(),
-                      dirty.data(), rows, t, t, 0.3f);
+                      dirty.data(), rows, t, t, 0.3f, 0);
   EXPECT_EQ(dirty, clean);
 }
 
@@ -162,12 +164,42 @@ TEST(MaskedSoftmax, CausalGradientReadsThePrefixOnly) {
   std::vector<uint8_t> mask = causal(t);
   std::vector<float> y(rows * t), dense(rows * t), causalDx(rows * t, -1.0f);
   pdrt_masked_softmax(nullptr, x.data(), mask.data(), y.data(), rows, t, t,
-                      0.125f);
+                      0.125f, 0);
   pdrt_masked_softmax_grad(nullptr, dy.data(), y.data(), dense.data(), rows, t,
-                           0.125f, 0);
+                           0.125f, 0, 0);
   pdrt_masked_softmax_grad(nullptr, nanAboveDiagonal(dy, t).data(), y.data(),
-                           causalDx.data(), rows, t, 0.125f, t);
+                           causalDx.data(), rows, t, 0.125f, t, 0);
   EXPECT_EQ(causalDx, dense);
+}
+
+// With a block (pd.masked_softmax's `diagonal_blocks`), each causal row is
+// written up to the end of its diagonal block only, with the same values
+// there as whole rows get; the elements past it keep what they held.
+// Rows of 75 under blocks of 32: rows end at 32, 64 and 75.
+TEST(MaskedSoftmax, DiagonalBlocksWriteOnlyToTheBlockEnd) {
+  const int64_t t = 75, rows = 2 * t, block = 32;
+  const float sentinel = -7.0f;
+  std::vector<float> x = randomScores(rows * t, 11), dy = randomScores(rows * t, 12);
+  std::vector<uint8_t> mask = causal(t);
+  std::vector<float> whole(rows * t), part(rows * t, sentinel);
+  std::vector<float> wholeDx(rows * t), partDx(rows * t, sentinel);
+  pdrt_masked_softmax(nullptr, x.data(), mask.data(), whole.data(), rows, t, t,
+                      0.125f, 0);
+  pdrt_masked_softmax(nullptr, x.data(), mask.data(), part.data(), rows, t, t,
+                      0.125f, block);
+  pdrt_masked_softmax_grad(nullptr, dy.data(), whole.data(), wholeDx.data(),
+                           rows, t, 0.125f, t, 0);
+  pdrt_masked_softmax_grad(nullptr, dy.data(), whole.data(), partDx.data(),
+                           rows, t, 0.125f, t, block);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t i = r % t, end = std::min((i / block + 1) * block, t);
+    for (int64_t k = 0; k < t; ++k) {
+      float wantY = k < end ? whole[r * t + k] : sentinel;
+      float wantDx = k < end ? wholeDx[r * t + k] : sentinel;
+      ASSERT_EQ(part[r * t + k], wantY) << "row " << r << " col " << k;
+      ASSERT_EQ(partDx[r * t + k], wantDx) << "row " << r << " col " << k;
+    }
+  }
 }
 
 } // namespace
