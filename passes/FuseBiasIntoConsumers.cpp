@@ -1,20 +1,27 @@
-//===- FuseBiasIntoConsumers.cpp - A Linear bias into its GELU --*- C++ -*-===//
+//===- FuseBiasIntoConsumers.cpp - Biases into readers ----------*- C++ -*-===//
 //
-// pd-fuse-bias-into-consumers: a transformer MLP's up projection is
+// pd-fuse-bias-into-consumers: pd-fuse-matmul-bias leaves a Linear layer
+// as a pd.matmul with a bias, whose kernel first fills the whole product
+// with the bias rows for the GEMM to add into: one more pass over the
+// output (16 MiB per microbatch for the large benchmark GPT's MLP). When
+// the product's only reader passes over every element anyway, the bias
+// moves there and the GEMM writes its product once:
 //
-//   %z = pd.matmul %x, %w, %b {transpose_rhs}   (pd-fuse-matmul-bias)
-//   %h = pd.gelu %z
+//   %z = pd.matmul %x, %w, %b      ->  %z = pd.matmul %x, %w
+//   %h = pd.gelu %z                    %h = pd.gelu %z, %b          (z + b)
 //
-// whose kernel first fills the whole product with the bias rows (one
-// pass over a 4h-wide activation, 16 MiB per microbatch in the large
-// benchmark GPT) for the GEMM to add into. The GELU reads every element
-// of z anyway: this pass moves the bias into it (pd.gelu %z, %b computes
-// gelu(z + b) in its pass), so the GEMM writes its product once, and the
-// GELU's gradient recomputes z + b as it recomputes gelu'(z). The bias
-// gradient becomes the GELU gradient's column sums, which
-// pd-fuse-bias-gradients computes in the same pass. The matmul and any
-// reshapes between the two (which must keep the last dimension, the one
-// the bias runs along) must have no other user. Runs before pd-autodiff.
+//   %z = pd.matmul %x, %w, %b      ->  %z = pd.matmul %x, %w
+//   %s, %y = pd.add_layer_norm         %s, %y = pd.add_layer_norm
+//       %r, %z, %g, %beta                  %r, %z, %g, %beta, %b (r + (z + b))
+//
+// the MLP's up projection into its GELU, the attention output and MLP
+// down projections into the residual add and the next layer norm (the
+// product as either operand of the add; a norm over the last dimension
+// only). The GELU's gradient recomputes z + b, and the bias gradient is
+// its column sums (pd-fuse-bias-gradients then computes them in the
+// GELU gradient's pass). The matmul and any reshapes between the two
+// (which must keep the last dimension, the one the bias runs along) must
+// have no other reader. Runs before pd-autodiff.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,11 +65,35 @@ MatMulOp biasedProducer(Value v) {
   return mm;
 }
 
+/// Moves the bias of `norm`'s rhs producer (or of its lhs producer, the
+/// operands swapped: the sum is the same) into `norm`.
+void moveBiasIntoNorm(AddLayerNormOp norm) {
+  int64_t rank = norm.getSum().getType().getRank();
+  if (norm.getRhsBias() || static_cast<int64_t>(norm.getAxis()) != rank - 1)
+    return;
+  Value lhs = norm.getLhs(), rhs = norm.getRhs();
+  MatMulOp mm = rhs.hasOneUse() ? biasedProducer(rhs) : MatMulOp();
+  if (!mm && lhs != rhs && lhs.hasOneUse()) {
+    mm = biasedProducer(lhs);
+    if (mm) {
+      norm.getLhsMutable().assign(rhs);
+      norm.getRhsMutable().assign(lhs);
+    }
+  }
+  if (!mm)
+    return;
+  norm.getRhsBiasMutable().assign(mm.getBias());
+  mm.getBiasMutable().clear();
+}
+
 } // namespace
 
 void FuseBiasIntoConsumersPass::runOnOperation() {
-  getOperation().walk([](GeluOp gelu) {
-    if (gelu.getBias() || !gelu.getInput().hasOneUse())
+  getOperation().walk([](Operation *op) {
+    if (auto norm = dyn_cast<AddLayerNormOp>(op))
+      return moveBiasIntoNorm(norm);
+    auto gelu = dyn_cast<GeluOp>(op);
+    if (!gelu || gelu.getBias() || !gelu.getInput().hasOneUse())
       return;
     MatMulOp mm = biasedProducer(gelu.getInput());
     if (!mm)

@@ -80,8 +80,8 @@ struct FuseAddIntoLayerNorm : public OpRewritePattern<LayerNormOp> {
     rewriter.setInsertionPoint(add);
     auto fused = rewriter.create<AddLayerNormOp>(
         add.getLoc(), TypeRange{add.getType(), norm.getType()}, add.getLhs(),
-        add.getRhs(), norm.getScale(), norm.getBias(), norm.getAxisAttr(),
-        norm.getEpsilonAttr());
+        add.getRhs(), norm.getScale(), norm.getBias(), /*rhs_bias=*/Value(),
+        norm.getAxisAttr(), norm.getEpsilonAttr());
     rewriter.replaceOp(norm, fused.getResult());
     rewriter.replaceOp(add, fused.getSum());
     return success();

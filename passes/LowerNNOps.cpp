@@ -320,8 +320,10 @@ static void populateNormalizations(RuntimePatterns &patterns) {
       });
   patterns.add<AddLayerNormOp>([](AddLayerNormOp n, RuntimeCallBuilder &b) {
     auto [rows, cols] = normRows(n.getSum(), n.getAxis());
+    Value rhsBias = n.getRhsBias();
     b.call(RuntimeFn::pdrt_add_layer_norm,
            {b.ctx(), b.address(n.getLhs()), b.address(n.getRhs()),
+            rhsBias ? b.address(rhsBias) : b.null(),
             b.address(n.getScale()), b.address(n.getBias()),
             b.address(n.getSum()), b.address(n.getResult()), b.i64(rows),
             b.i64(cols), b.f32(n.getEpsilon().convertToFloat())});

@@ -73,15 +73,19 @@ def FuseMatMulBiasPass : Pass<"pd-fuse-matmul-bias", "::mlir::ModuleOp"> {
 }
 
 def FuseBiasIntoConsumersPass : Pass<"pd-fuse-bias-into-consumers", "::mlir::ModuleOp"> {
-  let summary = "Moves a Linear layer's bias from its matmul into the GELU that reads it.";
+  let summary = "Moves a Linear layer's bias from its matmul into the op that reads the product.";
   let description = [{
     A pd.matmul with a bias whose only reader is a pd.gelu (directly or
     through single-use reshapes that keep the last dimension) gives the
     bias to the GELU, which computes gelu(z + bias) in the pass it makes
-    anyway; the matmul's kernel no longer fills its product with the bias
-    rows before the GEMM. The GELU's gradient recomputes z + bias, and the
-    bias gradient is its column sums (pd-fuse-bias-gradients). Runs after
-    pd-fuse-matmul-bias, before pd-autodiff.
+    anyway; one read by a pd.add_layer_norm over the last dimension (as
+    either operand of its add) gives it to the norm as `rhs_bias`: sum =
+    r + (z + bias). The matmul's kernel no longer fills its product with
+    the bias rows before the GEMM. The GELU's gradient recomputes
+    z + bias, and the bias gradient is its column sums
+    (pd-fuse-bias-gradients); the norm's is the sum's gradient summed over
+    the rows, as the matmul's was. Runs after pd-fuse-residual-layer-norm,
+    before pd-autodiff.
 
     Before:
     ```mlir

@@ -21,11 +21,11 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
   pm.addPass(createFuseAttentionSoftmaxPass());
   // Linear layers' biases into their matmuls' epilogues.
   pm.addPass(createFuseMatMulBiasPass());
-  // Those biases into the GELUs that read the products, which add them in
-  // their pass: the GEMM writes its product once.
-  pm.addPass(createFuseBiasIntoConsumersPass());
   // Residual adds into the layer norms that read their sums.
   pm.addPass(createFuseResidualLayerNormPass());
+  // Those biases into the GELUs and residual norms that read the products,
+  // which add them in their pass: the GEMM writes its product once.
+  pm.addPass(createFuseBiasIntoConsumersPass());
   // Forward + backward in one function, gradient ops tagged with the op
   // they differentiate, so partitioning can keep them together.
   pm.addPass(createAutodiffPass());

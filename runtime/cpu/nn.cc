@@ -592,9 +592,10 @@ extern "C" void pdrt_layer_norm(pdrt_ctx *ctx, const float *x, const float *g,
 }
 
 extern "C" void pdrt_add_layer_norm(pdrt_ctx *ctx, const float *a,
-                                    const float *b, const float *g,
-                                    const float *beta, float *sum, float *y,
-                                    int64_t rows, int64_t cols, float eps) {
+                                    const float *b, const float *bBias,
+                                    const float *g, const float *beta,
+                                    float *sum, float *y, int64_t rows,
+                                    int64_t cols, float eps) {
   if (pdrt::hasError(ctx))
     return;
   // The sums a block of rows at a time, normalised while still in cache.
@@ -603,8 +604,15 @@ extern "C" void pdrt_add_layer_norm(pdrt_ctx *ctx, const float *a,
     const float *__restrict ar = a + r * cols;
     const float *__restrict br = b + r * cols;
     float *__restrict sr = sum + r * cols;
-    for (int64_t i = 0; i < n * cols; ++i)
-      sr[i] = ar[i] + br[i];
+    if (!bBias) {
+      for (int64_t i = 0; i < n * cols; ++i)
+        sr[i] = ar[i] + br[i];
+    } else {
+      const float *__restrict c = bBias;
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t j = 0; j < cols; ++j)
+          sr[k * cols + j] = ar[k * cols + j] + (br[k * cols + j] + c[j]);
+    }
     normalizeAll(sr, g, beta, y + r * cols, n, cols, eps);
   }
 }

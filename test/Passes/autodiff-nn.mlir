@@ -120,3 +120,24 @@ func.func @main() -> tensor<f32> {
   // CHECK-NEXT: pd.accumulate_grad @w, %[[DW]]
   return %l : tensor<f32>
 }
+
+// -----
+
+// add_layer_norm with a rhs bias (pd-fuse-bias-into-consumers): the bias
+// gradient is the summands' gradient summed over the rows.
+pd.param @w {onnx_name = "w"} : tensor<4x8xf32>
+pd.param @g {onnx_name = "g"} : tensor<8xf32>
+pd.param @c {onnx_name = "c"} : tensor<8xf32>
+// CHECK-LABEL: func.func @main
+func.func @main(%x: tensor<4x8xf32>) -> tensor<f32> {
+  %w = pd.param_ref @w : tensor<4x8xf32>
+  %g = pd.param_ref @g : tensor<8xf32>
+  %c = pd.param_ref @c : tensor<8xf32>
+  %s, %n = pd.add_layer_norm %x, %w, %g, %g, %c {axis = 1 : i64, epsilon = 1.000000e-05 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<4x8xf32>
+  %l = pd.reduce_sum %n {axes = array<i64: 0, 1>} : tensor<4x8xf32> -> tensor<f32>
+  // CHECK: %[[DX:.+]], %[[DG:.+]], %[[DB:.+]] = pd.layer_norm_grad
+  // CHECK-NEXT: %[[DC:.+]] = pd.sum_to %[[DX]] {pd.grad_of = 3 : i64} : tensor<4x8xf32> -> tensor<8xf32>
+  // CHECK-DAG: pd.accumulate_grad @c, %[[DC]]
+  // CHECK-DAG: pd.accumulate_grad @w, %[[DX]]
+  return %l : tensor<f32>
+}

@@ -54,3 +54,42 @@ func.func @left_alone(%x: tensor<4x8xf32>, %w: tensor<8x6xf32>, %b: tensor<6xf32
   %h4 = pd.gelu %s4 : tensor<4x6xf32>
   return %z0, %h0, %r1, %h1, %h2, %h3, %h4 : tensor<4x6xf32>, tensor<4x6xf32>, tensor<2x2x6xf32>, tensor<2x2x6xf32>, tensor<8x3xf32>, tensor<4x6xf32>, tensor<4x6xf32>
 }
+
+// -----
+
+// A pre-LN block's attention output projection and the residual add with
+// the next norm (pd-fuse-residual-layer-norm): the bias moves into the
+// norm as rhs_bias, the product as the add's rhs; and as its lhs (the MLP's
+// down projection added on the left), the operands swapped.
+// CHECK-LABEL: func.func @residual_norm
+// CHECK-SAME: (%[[R:.*]]: tensor<2x4x8xf32>, %[[X:.*]]: tensor<8x16xf32>, %[[W:.*]]: tensor<8x16xf32>, %[[B:.*]]: tensor<8xf32>, %[[G:.*]]: tensor<8xf32>)
+// CHECK-NEXT: %[[Z:.*]] = pd.matmul %[[X]], %[[W]] {transpose_rhs} : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x8xf32>
+// CHECK-NEXT: %[[V:.*]] = pd.reshape %[[Z]]
+// CHECK-NEXT: %[[S:.*]], %[[N:.*]] = pd.add_layer_norm %[[R]], %[[V]], %[[G]], %[[G]], %[[B]] {axis = 2 : i64, {{.*}}} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>
+// CHECK-NEXT: %[[Z2:.*]] = pd.matmul %[[X]], %[[W]] {transpose_rhs} : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x8xf32>
+// CHECK-NEXT: %[[V2:.*]] = pd.reshape %[[Z2]]
+// CHECK-NEXT: pd.add_layer_norm %[[S]], %[[V2]], %[[G]], %[[G]], %[[B]] {axis = 2 : i64, {{.*}}} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>
+func.func @residual_norm(%r: tensor<2x4x8xf32>, %x: tensor<8x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>, %g: tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %z = pd.matmul %x, %w, %b {transpose_rhs} : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8xf32> -> tensor<8x8xf32>
+  %v = pd.reshape %z : tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %s, %n = pd.add_layer_norm %r, %v, %g, %g {axis = 2 : i64, epsilon = 1.0e-5 : f32} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  %z2 = pd.matmul %x, %w, %b {transpose_rhs} : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8xf32> -> tensor<8x8xf32>
+  %v2 = pd.reshape %z2 : tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %s2, %n2 = pd.add_layer_norm %v2, %s, %g, %g {axis = 2 : i64, epsilon = 1.0e-5 : f32} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  return %n, %s2, %n2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+
+// -----
+
+// Left alone: a norm over more than the last dimension (the bias would
+// not run along its rows), and a product with another reader.
+// CHECK-LABEL: func.func @norm_left_alone
+// CHECK-COUNT-2: pd.matmul {{.*}}, {{.*}}, {{.*}} :
+// CHECK-NOT: pd.add_layer_norm {{.*}}, {{.*}}, {{.*}}, {{.*}}, {{.*}} {
+func.func @norm_left_alone(%r: tensor<8x8xf32>, %x: tensor<8x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>, %g: tensor<8x8xf32>, %g8: tensor<8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %z = pd.matmul %x, %w, %b {transpose_rhs} : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8xf32> -> tensor<8x8xf32>
+  %s, %n = pd.add_layer_norm %r, %z, %g, %g {axis = 0 : i64, epsilon = 1.0e-5 : f32} : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>, tensor<8x8xf32>
+  %z2 = pd.matmul %x, %w, %b {transpose_rhs} : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8xf32> -> tensor<8x8xf32>
+  %s2, %n2 = pd.add_layer_norm %r, %z2, %g8, %g8 {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<8x8xf32>, tensor<8x8xf32>
+  return %n, %n2, %z2 : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}

@@ -464,6 +464,11 @@ LogicalResult AddLayerNormOp::verify() {
   if (getLhs().getType() != getRhs().getType() ||
       getSum().getType() != getLhs().getType())
     return emitOpError("operands and sum must have one type");
+  if (failed(verifyRowBias(*this, getRhs(), getRhsBias(), "rhs bias")))
+    return failure();
+  if (getRhsBias() && static_cast<int64_t>(getAxis()) !=
+                          getSum().getType().getRank() - 1)
+    return emitOpError("a rhs bias needs the norm over the last dimension");
   return verifyTrailingNorm(*this, static_cast<int64_t>(getAxis()),
                             {getScale(), getBias()}, "scale and bias");
 }
@@ -483,6 +488,11 @@ LogicalResult AddLayerNormOp::buildVJP(OpBuilder &b,
     dbias = grad.getBiasGrad();
   }
   operandGrads.append({dx, dx, dscale, dbias});
+  // rhs_bias was broadcast over the rows of rhs: dx summed over them.
+  if (Value rhsBias = getRhsBias())
+    operandGrads.push_back(
+        dx ? b.create<SumToOp>(getLoc(), rhsBias.getType(), dx).getResult()
+           : Value());
   return success();
 }
 

@@ -400,18 +400,23 @@ def PD_AddLayerNormOp : PD_Op<"add_layer_norm", [Pure,
     kept (the residual stream goes on with the sum). pd-fuse-residual-
     layer-norm forms it from a transformer block's add and the layer norm
     that follows; its gradient is one pd.layer_norm_grad that also adds
-    the sum's own gradient.
+    the sum's own gradient. With a `rhs_bias` (the bias of the Linear layer
+    that computed rhs, moved here by pd-fuse-bias-into-consumers; the norm
+    must then be over the last dimension alone) sum = lhs + (rhs +
+    rhs_bias), the bias broadcast over the rows.
 
     ```mlir
     %s, %y = pd.add_layer_norm %a, %b, %g, %beta {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>
+    %s, %y = pd.add_layer_norm %a, %b, %g, %beta, %c {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$lhs, PD_F32Tensor:$rhs,
-                       PD_F32Tensor:$scale, PD_F32Tensor:$bias, I64Attr:$axis,
+                       PD_F32Tensor:$scale, PD_F32Tensor:$bias,
+                       Optional<PD_F32Tensor>:$rhs_bias, I64Attr:$axis,
                        F32Attr:$epsilon);
   let results = (outs PD_F32Tensor:$sum, PD_F32Tensor:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs `,` $scale `,` $bias attr-dict `:` type($lhs) `,` type($rhs) `,` type($scale) `,` type($bias) `->` type($sum) `,` type($result)
+    $lhs `,` $rhs `,` $scale `,` $bias (`,` $rhs_bias^)? attr-dict `:` type($lhs) `,` type($rhs) `,` type($scale) `,` type($bias) (`,` type($rhs_bias)^)? `->` type($sum) `,` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -125,10 +125,13 @@ void pdrt_elementwise_chain(pdrt_ctx *ctx, const int64_t *desc, float *out,
                             const float *in2, const float *in3);
 
 /// A residual add and the layer norm of its sum, a row at a time:
-/// sum = a + b, y = layer_norm(sum) as pdrt_layer_norm computes it.
+/// sum = a + b, y = layer_norm(sum) as pdrt_layer_norm computes it. With
+/// b_bias (a vector of cols, or null) sum = a + (b + b_bias[col]): the
+/// bias of the Linear layer that computed b.
 void pdrt_add_layer_norm(pdrt_ctx *ctx, const float *a, const float *b,
-                         const float *g, const float *beta, float *sum,
-                         float *y, int64_t rows, int64_t cols, float eps);
+                         const float *b_bias, const float *g,
+                         const float *beta, float *sum, float *y, int64_t rows,
+                         int64_t cols, float eps);
 
 /// RMS norm of each row of x [rows, cols] (Llama's RMSNorm, ONNX
 /// RMSNormalization over the last axis): y = x rstd g[col],

@@ -196,3 +196,21 @@ func.func @masked_softmax_grad_diagonal_blocks(%dy: tensor<8x8xf32>, %y: tensor<
   %dx = pd.masked_softmax_grad %dy, %y {diagonal_blocks} : tensor<8x8xf32>
   return
 }
+
+// -----
+
+// Tests that add_layer_norm's rhs bias is a vector of the last dimension.
+func.func @add_layer_norm_rhs_bias(%a: tensor<2x4xf32>, %g: tensor<4xf32>, %c: tensor<2xf32>) {
+  // expected-error @+1 {{'pd.add_layer_norm' op rhs bias shape [2] is not the last dimension of [2,4]}}
+  %s, %y = pd.add_layer_norm %a, %a, %g, %g, %c {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<2x4xf32>, tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2xf32> -> tensor<2x4xf32>, tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// Tests that a rhs bias needs the norm over the last dimension alone.
+func.func @add_layer_norm_rhs_bias_axis(%a: tensor<2x4xf32>, %g: tensor<2x4xf32>, %c: tensor<4xf32>) {
+  // expected-error @+1 {{'pd.add_layer_norm' op a rhs bias needs the norm over the last dimension}}
+  %s, %y = pd.add_layer_norm %a, %a, %g, %g, %c {axis = 0 : i64, epsilon = 1.0e-5 : f32} : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>, tensor<2x4xf32>
+  return
+}

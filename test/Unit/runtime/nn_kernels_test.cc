@@ -157,12 +157,34 @@ TEST(AddLayerNorm, EqualsAddThenLayerNormBitForBit) {
                      g = randomVector(cols, 23), beta = randomVector(cols, 24);
   std::vector<float> sum(rows * cols), y(rows * cols), s2(rows * cols),
       y2(rows * cols);
-  pdrt_add_layer_norm(nullptr, a.data(), b.data(), g.data(), beta.data(),
-                      sum.data(), y.data(), rows, cols, 1e-5f);
+  pdrt_add_layer_norm(nullptr, a.data(), b.data(), /*b_bias=*/nullptr,
+                      g.data(), beta.data(), sum.data(), y.data(), rows, cols,
+                      1e-5f);
   for (int64_t i = 0; i < rows * cols; ++i)
     s2[i] = a[i] + b[i];
   pdrt_layer_norm(nullptr, s2.data(), g.data(), beta.data(), y2.data(), rows,
                   cols, 1e-5f);
+  EXPECT_EQ(sum, s2);
+  EXPECT_EQ(y, y2);
+}
+
+// A Linear's bias moved into the norm (pd-fuse-bias-into-consumers): the
+// sum a + (b + bias) and its norm bit for bit those of the bias added to
+// b beforehand; 9 rows (a block of kNormRows and a tail).
+TEST(AddLayerNorm, WithRhsBiasEqualsTheBiasAddedFirstBitForBit) {
+  const int64_t rows = 9, cols = 37;
+  std::vector<float> a = randomVector(rows * cols, 41),
+                     b = randomVector(rows * cols, 42),
+                     bias = randomVector(cols, 43), g = randomVector(cols, 44),
+                     beta = randomVector(cols, 45);
+  std::vector<float> biased(rows * cols), sum(rows * cols), y(rows * cols),
+      s2(rows * cols), y2(rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    biased[i] = b[i] + bias[i % cols];
+  pdrt_add_layer_norm(nullptr, a.data(), b.data(), bias.data(), g.data(),
+                      beta.data(), sum.data(), y.data(), rows, cols, 1e-5f);
+  pdrt_add_layer_norm(nullptr, a.data(), biased.data(), nullptr, g.data(),
+                      beta.data(), s2.data(), y2.data(), rows, cols, 1e-5f);
   EXPECT_EQ(sum, s2);
   EXPECT_EQ(y, y2);
 }
