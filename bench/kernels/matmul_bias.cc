@@ -14,7 +14,9 @@
 // the small shapes (4%) measured 0.4% of a step in the plan (the Linear
 // forwards are a third of its GEMM time), not worth its per-shape primitive
 // cache, so pdrt_matmul_bias fills and calls dnnl_sgemm. A GELU post-op
-// would write only gelu(z), and the backward needs z.
+// would write only gelu(z), and the backward needs z. In a GPT only the
+// QKV projection still takes this path: pd-fuse-bias-into-consumers moves
+// the other Linears' biases into the GELU or the residual layer norm.
 #include <oneapi/dnnl/dnnl.h>
 
 #include "bench_timing.h"
