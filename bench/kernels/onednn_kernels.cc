@@ -41,8 +41,8 @@ using tag = memory::format_tag;
 constexpr auto f32 = memory::data_type::f32;
 constexpr int kReps = 10;
 
-std::vector<float> randomVector(size_t n, unsigned seed) {
-  std::vector<float> v(n);
+AlignedVector randomVector(size_t n, unsigned seed) {
+  AlignedVector v(n);
   std::mt19937 gen(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (float &x : v)
@@ -97,10 +97,10 @@ struct ConvTimes {
   std::string impl;
 };
 
-ConvTimes pdrtConv(const ConvShape &c, std::vector<float> &x, std::vector<float> &wt,
-                   std::vector<float> &b, std::vector<float> &y,
-                   std::vector<float> &dy, std::vector<float> &dx,
-                   std::vector<float> &dw, stream &st) {
+ConvTimes pdrtConv(const ConvShape &c, AlignedVector &x, AlignedVector &wt,
+                   AlignedVector &b, AlignedVector &y,
+                   AlignedVector &dy, AlignedVector &dx,
+                   AlignedVector &dw, stream &st) {
   int64_t desc[PDRT_CONV_DESC_WORDS] = {c.n, c.c, c.h, c.w, c.m, c.k, c.k,
                                         c.oh(), c.ow(), c.s, c.s, c.p, c.p, c.p,
                                         c.p, 1, 1, c.g, 0};
@@ -116,10 +116,10 @@ ConvTimes pdrtConv(const ConvShape &c, std::vector<float> &x, std::vector<float>
 }
 
 ConvTimes onednnConv(Runtime &rt, const ConvShape &c, bool blocked,
-                     std::vector<float> &x, std::vector<float> &wt,
-                     std::vector<float> &b, std::vector<float> &y,
-                     std::vector<float> &dy, std::vector<float> &dx,
-                     std::vector<float> &dw, std::vector<float> &db) {
+                     AlignedVector &x, AlignedVector &wt,
+                     AlignedVector &b, AlignedVector &y,
+                     AlignedVector &dy, AlignedVector &dx,
+                     AlignedVector &dw, AlignedVector &db) {
   memory::dims src{c.n, c.c, c.h, c.w}, dst{c.n, c.m, c.oh(), c.ow()};
   memory::dims wei = c.g > 1 ? memory::dims{c.g, c.m / c.g, c.c / c.g, c.k, c.k}
                              : memory::dims{c.m, c.c, c.k, c.k};
@@ -206,7 +206,7 @@ void benchConvolutions(Runtime &rt) {
            nw = c.m * (c.c / c.g) * c.k * c.k;
     auto x = randomVector(nx, 1), wt = randomVector(nw, 2), b = randomVector(c.m, 3),
          dy = randomVector(ny, 4);
-    std::vector<float> y(ny), dx(nx), dw(nw), db(c.m);
+    AlignedVector y(ny), dx(nx), dw(nw), db(c.m);
     auto print = [&](const char *kernel, const ConvTimes &t) {
       std::printf("%-28s %-8s %8.3f %8.3f %8.3f  %s\n", c.name, kernel, t.fwd,
                   t.bwdData, t.bwdWeights, t.impl.c_str());
@@ -225,7 +225,7 @@ void benchConvolutions(Runtime &rt) {
 /// The buffers of a normalization (batch or layer norm) with scale and
 /// shift: data-shaped x, y, dy, dx; per-channel g, b, dg, db; statistics.
 struct NormBuffers {
-  std::vector<float> x, y, dy, dx, g, b, dg, db, mean, var;
+  AlignedVector x, y, dy, dx, g, b, dg, db, mean, var;
   NormBuffers(int64_t n, int64_t channels, int64_t stats)
       : x(randomVector(n, 1)), y(n), dy(randomVector(n, 2)), dx(n),
         g(randomVector(channels, 3)), b(randomVector(channels, 4)), dg(channels),
@@ -238,7 +238,7 @@ template <typename Fwd, typename Bwd>
 void timeOneDnnNorm(Runtime &rt, const char *name, const typename Fwd::primitive_desc &fpd,
                     const typename Bwd::primitive_desc &bpd, const memory::desc &data,
                     const memory::desc &chan, const memory::desc &stat, NormBuffers &nb) {
-  auto mem = [&](const memory::desc &d, std::vector<float> &v) {
+  auto mem = [&](const memory::desc &d, AlignedVector &v) {
     return memory(d, rt.eng, v.data());
   };
   memory mx = mem(data, nb.x), my = mem(data, nb.y), mdy = mem(data, nb.dy),
@@ -281,7 +281,7 @@ void benchBatchNorm(Runtime &rt) {
   for (const NormShape &sh : shapes) {
     int64_t s = sh.h * sh.w, n = sh.n * sh.c * s;
     NormBuffers nb(n, sh.c, sh.c);
-    std::vector<float> rm(sh.c), rv(sh.c, 1.0f);
+    AlignedVector rm(sh.c), rv(sh.c, 1.0f);
     double f = ms([&] {
       pdrt_batch_norm(nullptr, nb.x.data(), nb.g.data(), nb.b.data(), nb.y.data(), sh.n,
                       sh.c, s, eps);
@@ -323,7 +323,7 @@ void benchMaxPool(Runtime &rt) {
     int64_t oh = (sh.h + 2 * sh.p - sh.k) / sh.s + 1, ow = (sh.w + 2 * sh.p - sh.k) / sh.s + 1;
     int64_t nx = sh.n * sh.c * sh.h * sh.w, ny = sh.n * sh.c * oh * ow;
     auto x = randomVector(nx, 1), dy = randomVector(ny, 2);
-    std::vector<float> y(ny), dx(nx);
+    AlignedVector y(ny), dx(nx);
     int64_t desc[PDRT_CONV_DESC_WORDS] = {sh.n, sh.c, sh.h, sh.w, sh.c, sh.k, sh.k,
                                           oh, ow, sh.s, sh.s, sh.p, sh.p, sh.p,
                                           sh.p, 1, 1, sh.c, 0};
@@ -413,7 +413,7 @@ void benchSoftmax(Runtime &rt) {
   for (const Rows &r : shapes) {
     int64_t n = r.rows * r.t;
     auto x = randomVector(n, 1), dy = randomVector(n, 2);
-    std::vector<float> y(n), dx(n);
+    AlignedVector y(n), dx(n);
     std::vector<uint8_t> causal(r.t * r.t);
     for (int64_t i = 0; i < r.t; ++i)
       for (int64_t j = 0; j < r.t; ++j)
