@@ -15,7 +15,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace {
@@ -62,37 +64,35 @@ TEST(SgemmTN, PathFollowsTheMeasuredShapes) {
   EXPECT_EQ(pdrt::chooseTNPath(3072, 1024), TNPath::Direct);
 }
 
-TEST(SgemmTN, MatmulThroughOpenBLASWithAlphaAndBeta) {
-  const int64_t m = 1536, n = 512, k = 3;
-  ASSERT_EQ(pdrt::chooseTNPath(m, n), pdrt::TNPath::OpenBLAS);
-  std::vector<float> a = randomVector(m * k, 11), b = randomVector(k * n, 12),
-                     c0 = randomVector(m * n, 13);
-  for (float beta : {0.0f, 1.0f}) {
+/// pdrt_matmul's A^T B of m x n x k on random operands against double, for
+/// each beta (NaN in C ignored at beta 0), after checking which path the
+/// shape takes.
+void expectMatmulTN(int64_t m, int64_t n, int64_t k, float alpha,
+                    std::initializer_list<float> betas, pdrt::TNPath path,
+                    unsigned seed) {
+  ASSERT_EQ(pdrt::chooseTNPath(m, n), path);
+  std::vector<float> a = randomVector(m * k, seed),
+                     b = randomVector(k * n, seed + 1),
+                     c0 = randomVector(m * n, seed + 2);
+  for (float beta : betas) {
     std::vector<float> c = c0;
     if (beta == 0.0f)
       c.assign(m * n, std::numeric_limits<float>::quiet_NaN());
-    pdrt_matmul(nullptr, a.data(), b.data(), c.data(), m, n, k, 1, 0, 0.5f,
+    pdrt_matmul(nullptr, a.data(), b.data(), c.data(), m, n, k, 1, 0, alpha,
                 beta);
-    expectClose(c, reference(a, b, c0, m, n, k, 0.5f, beta),
-                beta == 0.0f ? "beta 0" : "beta 1");
+    expectClose(c, reference(a, b, c0, m, n, k, alpha, beta),
+                ("beta " + std::to_string(beta)).c_str());
   }
+}
+
+TEST(SgemmTN, MatmulThroughOpenBLASWithAlphaAndBeta) {
+  expectMatmulTN(1536, 512, 3, 0.5f, {0.0f, 1.0f}, pdrt::TNPath::OpenBLAS, 11);
 }
 
 TEST(SgemmTN, MatmulTakesThePathWithAlphaAndBeta) {
   // m and n off the 64-column blocks; k past a GEMM block.
-  const int64_t m = 1100, n = 37, k = 300;
-  ASSERT_EQ(pdrt::chooseTNPath(m, n), pdrt::TNPath::Transposed);
-  std::vector<float> a = randomVector(m * k, 1), b = randomVector(k * n, 2),
-                     c0 = randomVector(m * n, 3);
-  for (float beta : {0.0f, 1.0f, -0.5f}) {
-    std::vector<float> c = c0;
-    if (beta == 0.0f)
-      c.assign(m * n, std::numeric_limits<float>::quiet_NaN());
-    pdrt_matmul(nullptr, a.data(), b.data(), c.data(), m, n, k, 1, 0, 1.5f,
-                beta);
-    expectClose(c, reference(a, b, c0, m, n, k, 1.5f, beta),
-                beta == 0.0f ? "beta 0" : beta == 1.0f ? "beta 1" : "beta -0.5");
-  }
+  expectMatmulTN(1100, 37, 300, 1.5f, {0.0f, 1.0f, -0.5f},
+                 pdrt::TNPath::Transposed, 1);
 }
 
 TEST(SgemmTN, ChunksWithATailAndStridedOperands) {
