@@ -18,12 +18,12 @@
 // The mask must be a compile-time constant [T, T] keeping exactly j <= i
 // over scores [..., T, T]. P may reach its GEMMs through a where that
 // replaces NaNs by zeros (torch's export of scaled dot product
-// attention), which keeps it lower triangular. A GEMM whose P or dS operand is read through a
-// permutation of its matrix dims or a select, or that already has a
-// triangle, stays dense, as does a score GEMM with another reader or
-// fewer than min-result-rows rows (its narrow blocks lose to the dense
-// GEMM there). When every reader of P (or of dS) skips the blocks above
-// the diagonal, the softmax (or its gradient) gets `diagonal_blocks` and
+// attention), which keeps it lower triangular. A GEMM whose P or dS
+// operand is read through a permutation of its matrix dims or a select,
+// or that already has a triangle, stays dense, as does a score GEMM with
+// another reader or fewer than min-result-rows rows (too few blocks to
+// gain). When every reader of P (or of dS) skips the blocks above the
+// diagonal, the softmax (or its gradient) gets `diagonal_blocks` and
 // writes each row only up to the end of its diagonal block: the zeros
 // past it, half of a long row, would never be read.
 //

@@ -305,10 +305,11 @@ def MarkCausalGemmsPass : Pass<"pd-mark-causal-gemms", "::mlir::ModuleOp"> {
     pd-fold-slices-into-matmul. GEMMs that read P or dS through a
     permutation of their matrix dims or a select, or that already carry a
     triangle, are left dense. The scores and dP GEMMs are marked only for
-    T >= `min-result-rows`: below it the narrow column blocks ran slower
-    than the dense GEMM (bench/kernels/causal_gemm: 0.66-0.94x at
-    T = 128, 1.2-1.4x at T = 256), while the GEMMs that read P or dS gain
-    from T = 64 on.
+    T >= `min-result-rows` (64): below it the triangle has at most one
+    block under the diagonal. On libxsmm's kernels (runtime
+    small_gemm.h) their row strips beat the dense GEMM from T = 64 on
+    (bench/kernels/causal_gemm: 1.1x at T = 64, 1.3-1.5x at T = 128);
+    on oneDNN's, which packs every strip, they lost at T = 128 and below.
 
     Before:
     ```mlir
@@ -324,7 +325,7 @@ def MarkCausalGemmsPass : Pass<"pd-mark-causal-gemms", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"minResultRows", "min-result-rows", "int64_t", "256",
+    Option<"minResultRows", "min-result-rows", "int64_t", "64",
            "Mark the GEMMs computing S and dP (result_lower) only for "
            "[T, T] scores with T at least this.">
   ];

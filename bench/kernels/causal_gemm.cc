@@ -1,6 +1,7 @@
 // Micro-benchmark: causal attention's six batched GEMMs through
-// pdrt_batch_matmul_strided, dense against the triangles
-// pd-mark-causal-gemms sets (pdrt_codes.h pdrt_triangle), in the layouts
+// pdrt_batch_matmul_strided (libxsmm's kernels on these shapes,
+// small_gemm.h) and through oneDNN's dnnl_sgemm, dense against the
+// triangles pd-mark-causal-gemms sets (pdrt_codes.h pdrt_triangle), in the layouts
 // the benchmark GPTs run them: Q, K, V read in place from the QKV
 // projection [B, T, 3, H, D], O and dO as [B, T, H, D], S, P, dP, dS as
 // [B, H, T, T]. Single thread, best of 20 calls, ms per call.
@@ -8,6 +9,7 @@
 #include "pdrt/pdrt.h"
 
 #include "bench_timing.h"
+#include "cpu/small_gemm.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +33,19 @@ double run(const Gemm &g, int64_t batch, int64_t heads, int64_t triangle) {
                           g.ldb,    g.ldc,    triangle};
   return seconds([&] {
     pdrt_batch_matmul_strided(nullptr, g.a, g.b, g.c, desc);
+  }, 20);
+}
+
+/// The same batched call on oneDNN alone (pdrt's path for large operands).
+double runOneDnn(const Gemm &g, int64_t batch, int64_t heads, int64_t triangle) {
+  pdrt::GemmShape shape{g.m, g.n, g.k, g.ta != 0, g.tb != 0, g.lda, g.ldb, g.ldc};
+  return seconds([&] {
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        pdrt::runOneDnnGemm(shape, (int)triangle,
+                            g.a + b * g.as[0] + h * g.as[1],
+                            g.b + b * g.bs[0] + h * g.bs[1],
+                            g.c + b * g.cs[0] + h * g.cs[1]);
   }, 20);
 }
 
@@ -68,14 +83,17 @@ int main(int argc, char **argv) {
   copy(ps, gemms[5].as), copy(pq, gemms[5].bs), copy(pq, gemms[5].cs);
   std::printf("B %lld, T %lld, H %lld, D %lld (ms per call)\n\n", (long long)B,
               (long long)T, (long long)H, (long long)D);
-  std::printf("| GEMM | dense | causal triangle | dense / causal |\n|---|---|---|---|\n");
-  double dense = 0, causal = 0;
+  std::printf("| GEMM | oneDNN dense | oneDNN causal | pdrt dense | pdrt causal "
+              "| oneDNN causal / pdrt causal |\n|---|---|---|---|---|---|\n");
+  double total[4] = {0, 0, 0, 0};
   for (const Gemm &g : gemms) {
-    double td = run(g, B, H, PDRT_DENSE), tc = run(g, B, H, g.triangle);
-    dense += td;
-    causal += tc;
-    std::printf("| %s | %.3f | %.3f | %.2f |\n", g.what, td * 1e3, tc * 1e3, td / tc);
+    double t[4] = {runOneDnn(g, B, H, PDRT_DENSE), runOneDnn(g, B, H, g.triangle),
+                   run(g, B, H, PDRT_DENSE), run(g, B, H, g.triangle)};
+    for (int i = 0; i < 4; ++i)
+      total[i] += t[i];
+    std::printf("| %s | %.3f | %.3f | %.3f | %.3f | %.2f |\n", g.what, t[0] * 1e3,
+                t[1] * 1e3, t[2] * 1e3, t[3] * 1e3, t[1] / t[3]);
   }
-  std::printf("| all six | %.3f | %.3f | %.2f |\n", dense * 1e3, causal * 1e3,
-              dense / causal);
+  std::printf("| all six | %.3f | %.3f | %.3f | %.3f | %.2f |\n", total[0] * 1e3,
+              total[1] * 1e3, total[2] * 1e3, total[3] * 1e3, total[1] / total[3]);
 }

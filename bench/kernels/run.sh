@@ -14,5 +14,5 @@ if grep -q '"pdrt/pdrt.h"' "$here/$name.cc"; then
   pdrt=(-I"$root/runtime/include" -I"$root/runtime" "$root/build/lib/libpdrt_core.a" $(mpicxx --showme:link) -fopenmp)
 fi
 c++ -O2 -std=c++17 "$here/$name.cc" -I/usr/include/x86_64-linux-gnu/openblas-pthread \
-  "${pdrt[@]}" -lopenblas -ldnnl -lsleef -o "$out/$name"
+  "${pdrt[@]}" -lxsmm -lopenblas -ldnnl -lsleef -lrt -ldl -o "$out/$name"
 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$out/$name" "$@"

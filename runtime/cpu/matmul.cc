@@ -6,7 +6,9 @@
 // A^T B runs as its transpose or through OpenBLAS where oneDNN's kernel is
 // slow on its shape (sgemm_tn.h).
 // Attention's batched GEMMs skip the blocks a causal mask zeroes or never
-// reads (pdrt_batch_matmul_strided's triangle; bench/kernels/causal_gemm).
+// reads (pdrt_batch_matmul_strided's triangle; bench/kernels/causal_gemm)
+// and run on libxsmm's small-GEMM kernels where op(B) is small
+// (small_gemm.h), on oneDNN's otherwise.
 // Degenerate shapes (k == 0) are handled here. pdrt_matmul_bias starts C
 // from the bias rows and lets the GEMM add the product (beta = 1), so a
 // Linear layer's bias costs no extra pass over C. Also sizes the thread pools
@@ -16,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/sgemm_tn.h"
+#include "cpu/small_gemm.h"
 #include "exec/context.h"
 
 #include <cblas.h>
@@ -25,6 +28,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 namespace pdrt {
@@ -86,50 +90,47 @@ extern "C" void pdrt_matmul_bias(pdrt_ctx *ctx, const float *a, const float *b,
 
 namespace {
 
-/// One row-major GEMM C = op(A) op(B) (m x n, inner k) as dnnl_sgemm runs
-/// it; false on a oneDNN error.
-struct Gemm {
-  char ta, tb;
-  int64_t lda, ldb, ldc;
+/// op(A)[i, p] and op(B)[p, j] in the stored operands.
+const float *atA(const pdrt::GemmShape &g, const float *a, int64_t i,
+                 int64_t p) {
+  return g.ta ? a + p * g.lda + i : a + i * g.lda + p;
+}
+const float *atB(const pdrt::GemmShape &g, const float *b, int64_t p,
+                 int64_t j) {
+  return g.tb ? b + j * g.ldb + p : b + p * g.ldb + j;
+}
 
-  /// op(A)[i, p] and op(B)[p, j] in the stored operands.
-  const float *atA(const float *a, int64_t i, int64_t p) const {
-    return ta == 'T' ? a + p * lda + i : a + i * lda + p;
-  }
-  const float *atB(const float *b, int64_t p, int64_t j) const {
-    return tb == 'T' ? b + j * ldb + p : b + p * ldb + j;
-  }
-  bool run(int64_t m, int64_t n, int64_t k, const float *a, const float *b,
-           float *c) const {
-    return dnnl_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc) ==
-           dnnl_success;
-  }
-
-  /// C = op(A) op(B) skipping `triangle`'s blocks (pdrt_codes.h): column
-  /// blocks of a square C from the diagonal down, or row blocks of C over
-  /// the nonzero columns of a triangular op(A).
-  bool runTriangle(int triangle, int64_t m, int64_t n, int64_t k,
-                   const float *a, const float *b, float *c) const {
-    const int64_t block = PDRT_CAUSAL_BLOCK;
-    for (int64_t at = 0; at < m; at += block) {
-      int64_t size = std::min(block, m - at);
-      bool ok = true;
-      if (triangle == PDRT_RESULT_LOWER)
-        ok = run(m - at, size, k, atA(a, at, 0), atB(b, 0, at),
-                 c + at * ldc + at);
-      else if (triangle == PDRT_LHS_LOWER)
-        ok = run(size, n, at + size, atA(a, at, 0), b, c + at * ldc);
-      else
-        ok = run(size, n, k - at, atA(a, at, at), atB(b, at, 0),
-                 c + at * ldc);
-      if (!ok)
-        return false;
-    }
-    return true;
-  }
-};
+/// The m x n x k product of g's operands at a, b into c.
+bool oneDnn(const pdrt::GemmShape &g, int64_t m, int64_t n, int64_t k,
+            const float *a, const float *b, float *c) {
+  return dnnl_sgemm(g.ta ? 'T' : 'N', g.tb ? 'T' : 'N', m, n, k, 1.0f, a,
+                    g.lda, b, g.ldb, 0.0f, c, g.ldc) == dnnl_success;
+}
 
 } // namespace
+
+bool pdrt::runOneDnnGemm(const GemmShape &g, int triangle, const float *a,
+                         const float *b, float *c) {
+  if (triangle == PDRT_DENSE)
+    return oneDnn(g, g.m, g.n, g.k, a, b, c);
+  const int64_t block = PDRT_CAUSAL_BLOCK;
+  for (int64_t at = 0; at < g.m; at += block) {
+    int64_t size = std::min(block, g.m - at);
+    bool ok = true;
+    if (triangle == PDRT_RESULT_LOWER)
+      ok = oneDnn(g, g.m - at, size, g.k, atA(g, a, at, 0), atB(g, b, 0, at),
+                  c + at * g.ldc + at);
+    else if (triangle == PDRT_LHS_LOWER)
+      ok = oneDnn(g, size, g.n, at + size, atA(g, a, at, 0), b,
+                  c + at * g.ldc);
+    else
+      ok = oneDnn(g, size, g.n, g.k - at, atA(g, a, at, at), atB(g, b, at, 0),
+                  c + at * g.ldc);
+    if (!ok)
+      return false;
+  }
+  return true;
+}
 
 extern "C" void pdrt_batch_matmul_strided(pdrt_ctx *ctx, const float *a,
                                           const float *b, float *c,
@@ -140,8 +141,14 @@ extern "C" void pdrt_batch_matmul_strided(pdrt_ctx *ctx, const float *a,
   const int64_t *dims = desc + 1, *as = dims + rank, *bs = as + rank,
                 *cs = bs + rank, *g = cs + rank;
   int64_t m = g[0], n = g[1], k = g[2];
-  Gemm gemm{g[3] ? 'T' : 'N', g[4] ? 'T' : 'N', g[5], g[6], g[7]};
   int triangle = (int)g[8];
+  pdrt::GemmShape shape{m, n, k, g[3] != 0, g[4] != 0, g[5], g[6], g[7]};
+  std::optional<pdrt::SmallGemmBatch> small;
+  if (k > 0 && pdrt::isSmallGemm(shape, triangle)) {
+    small.emplace(shape, triangle);
+    if (!small->ok())
+      small.reset();
+  }
   int64_t batch = 1;
   for (int64_t i = 0; i < rank; ++i)
     batch *= dims[i];
@@ -156,13 +163,18 @@ extern "C" void pdrt_batch_matmul_strided(pdrt_ctx *ctx, const float *a,
     }
     if (k == 0) {
       for (int64_t r = 0; r < m; ++r)
-        std::memset(c + co + r * gemm.ldc, 0, n * sizeof(float));
+        std::memset(c + co + r * shape.ldc, 0, n * sizeof(float));
       continue;
     }
-    bool ok = triangle == PDRT_DENSE
-                  ? gemm.run(m, n, k, a + ao, b + bo, c + co)
-                  : gemm.runTriangle(triangle, m, n, k, a + ao, b + bo, c + co);
-    if (!ok) {
+    if (small) {
+      if (!small->run(a + ao, b + bo, c + co)) {
+        pdrt::setError(ctx, "pdrt_batch_matmul_strided: out of memory for "
+                            "a transposed operand");
+        return;
+      }
+      continue;
+    }
+    if (!pdrt::runOneDnnGemm(shape, triangle, a + ao, b + bo, c + co)) {
       pdrt::setError(ctx, pdrt::format("pdrt_batch_matmul_strided: dnnl_sgemm "
                                        "of %lld x %lld x %lld failed",
                                        (long long)m, (long long)n,

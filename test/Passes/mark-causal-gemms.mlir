@@ -20,7 +20,7 @@
 // CHECK: pd.batch_matmul %[[DS]], %{{.*}} {transpose_lhs, triangle = #pd.triangle<lhs_upper>}
 
 // By default [4, 4] scores are too small for the scores and dP GEMMs to
-// gain from skipping blocks (min-result-rows = 256): they stay dense, the
+// gain from skipping blocks (min-result-rows = 64): they stay dense, the
 // rest is marked as above.
 // DEFAULT-LABEL: func.func @attention
 // DEFAULT: %[[S:.*]] = pd.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs} :

@@ -1,13 +1,14 @@
 //===- causal_gemm_test.cc - pdrt_batch_matmul_strided's triangles ---------===//
 //
-// The causal triangles of the batched GEMM (pdrt_codes.h pdrt_triangle)
-// against a double-precision product, for every transpose of A and B and
-// sizes below, at and across the block (PDRT_CAUSAL_BLOCK): the lower
-// triangle of a PDRT_RESULT_LOWER product is exact and the blocks above
-// the diagonal blocks keep what C held; a PDRT_LHS_LOWER / PDRT_LHS_UPPER
-// product whose op(A) holds NaN in the blocks it may skip (zeros in its
-// diagonal blocks) equals the product with zeros there, so those blocks
-// are never read.
+// The batched GEMM, dense and in its causal triangles (pdrt_codes.h
+// pdrt_triangle), against a double-precision product, for every transpose
+// of A and B and sizes below, at and across the block (PDRT_CAUSAL_BLOCK),
+// with op(B) small (libxsmm's kernels, small_gemm.h) and large (oneDNN's):
+// the lower triangle of a PDRT_RESULT_LOWER product is exact and the
+// blocks above the diagonal blocks keep what C held; a PDRT_LHS_LOWER /
+// PDRT_LHS_UPPER product whose op(A) holds NaN in the blocks it may skip
+// (zeros in its diagonal blocks) equals the product with zeros there, so
+// those blocks are never read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +57,8 @@ struct Case {
                             k,  ta,     tb,    lda(), ldb(), n,   triangle};
     pdrt_batch_matmul_strided(nullptr, a.data(), b.data(), c.data(), desc);
   }
+  /// Float rounding of a k-term product against the double one.
+  double tolerance() const { return 1e-5 + 1e-6 * k; }
   double product(std::vector<float> &a, const std::vector<float> &b, int64_t at,
                  int64_t i, int64_t j) const {
     double s = 0;
@@ -68,15 +71,20 @@ struct Case {
 int64_t blockOf(int64_t i) { return i / PDRT_CAUSAL_BLOCK * PDRT_CAUSAL_BLOCK; }
 
 class CausalGemm
-    : public ::testing::TestWithParam<std::tuple<int64_t, bool, bool>> {
+    : public ::testing::TestWithParam<std::tuple<int64_t, bool, bool, bool>> {
 protected:
   int64_t t() const { return std::get<0>(GetParam()); }
   bool ta() const { return std::get<1>(GetParam()); }
   bool tb() const { return std::get<2>(GetParam()); }
+  /// op(B) above small_gemm.h's 128 Ki floats, the oneDNN path, by making
+  /// its other side (k or n) this long; else `small`, libxsmm's path.
+  int64_t otherSide(int64_t small) const {
+    return std::get<3>(GetParam()) ? (int64_t(128) << 10) / t() + 1 : small;
+  }
 };
 
 TEST_P(CausalGemm, ResultLowerWritesTheLowerTriangle) {
-  Case g{t(), t(), 24, ta(), tb()};
+  Case g{t(), t(), otherSide(24), ta(), tb()};
   std::vector<float> a = randomMatrices(g.m * g.k, 1),
                      b = randomMatrices(g.k * g.n, 2),
                      c(kBatch * g.m * g.n, 7.0f);
@@ -86,16 +94,30 @@ TEST_P(CausalGemm, ResultLowerWritesTheLowerTriangle) {
       for (int64_t j = 0; j < g.n; ++j) {
         float got = c[(at * g.m + i) * g.n + j];
         if (j <= i)
-          EXPECT_NEAR(got, g.product(a, b, at, i, j), 1e-5) << i << "," << j;
+          EXPECT_NEAR(got, g.product(a, b, at, i, j), g.tolerance()) << i << "," << j;
         else if (i < blockOf(j))
           EXPECT_EQ(got, 7.0f) << "skipped block written at " << i << "," << j;
       }
 }
 
+TEST_P(CausalGemm, DenseComputesTheWholeProduct) {
+  Case g{t(), otherSide(19), t(), ta(), tb()};
+  std::vector<float> a = randomMatrices(g.m * g.k, 5),
+                     b = randomMatrices(g.k * g.n, 6),
+                     c(kBatch * g.m * g.n, 7.0f);
+  g.run(a, b, c, PDRT_DENSE);
+  for (int64_t at = 0; at < kBatch; ++at)
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j)
+        EXPECT_NEAR(c[(at * g.m + i) * g.n + j], g.product(a, b, at, i, j),
+                    g.tolerance())
+            << i << "," << j;
+}
+
 /// op(A) triangular: zero on the wrong side of the diagonal inside the
 /// diagonal blocks, NaN in the blocks beyond, which must not be read.
-void expectTriangularLhs(int64_t t, bool ta, bool tb, bool lower) {
-  Case g{t, 19, t, ta, tb};
+void expectTriangularLhs(int64_t t, int64_t n, bool ta, bool tb, bool lower) {
+  Case g{t, n, t, ta, tb};
   std::vector<float> a = randomMatrices(g.m * g.k, 3),
                      b = randomMatrices(g.k * g.n, 4),
                      zeroed = a;
@@ -114,21 +136,22 @@ void expectTriangularLhs(int64_t t, bool ta, bool tb, bool lower) {
     for (int64_t i = 0; i < g.m; ++i)
       for (int64_t j = 0; j < g.n; ++j)
         EXPECT_NEAR(c[(at * g.m + i) * g.n + j], g.product(zeroed, b, at, i, j),
-                    1e-5)
+                    g.tolerance())
             << i << "," << j;
 }
 
 TEST_P(CausalGemm, LhsLowerSkipsTheBlocksAboveTheDiagonal) {
-  expectTriangularLhs(t(), ta(), tb(), /*lower=*/true);
+  expectTriangularLhs(t(), otherSide(19), ta(), tb(), /*lower=*/true);
 }
 
 TEST_P(CausalGemm, LhsUpperSkipsTheBlocksBelowTheDiagonal) {
-  expectTriangularLhs(t(), ta(), tb(), /*lower=*/false);
+  expectTriangularLhs(t(), otherSide(19), ta(), tb(), /*lower=*/false);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     SizesAndTransposes, CausalGemm,
     ::testing::Combine(::testing::Values(5, PDRT_CAUSAL_BLOCK, 70),
-                       ::testing::Bool(), ::testing::Bool()));
+                       ::testing::Bool(), ::testing::Bool(),
+                       ::testing::Bool()));
 
 } // namespace
