@@ -1,7 +1,8 @@
-//===- FuseBiasGradients.cpp - Bias gradients with the GELU's -----*- C++ -*-===//
+//===- FuseBiasGradients.cpp - Bias gradients with the op before --*- C++ -*-===//
 //
-// pd-fuse-bias-gradients: the MLP's up projection adds a bias before its
-// GELU, so the bias gradient is the GELU gradient summed over the rows:
+// pd-fuse-bias-gradients: a bias added before an op has as gradient that
+// op's input gradient summed over the rows. The MLP's up projection adds
+// its bias before the GELU:
 //
 //   %dh = pd.gelu_grad %dg, %h : tensor<8x128x1024xf32>
 //   %v = pd.reshape %dh : tensor<8x128x1024xf32> -> tensor<1024x1024xf32>
@@ -12,6 +13,11 @@
 // adds each row into db while it is still in cache:
 //
 //   %dh, %db = pd.gelu_grad %dg, %h : tensor<8x128x1024xf32> -> tensor<1024xf32>
+//
+// Likewise the attention output and MLP down projections' biases, moved
+// into the residual add + layer norm (pd-fuse-bias-into-consumers): their
+// gradient is the pd.layer_norm_grad's input_grad summed, which the
+// fused layer_norm_grad returns as its input_grad_sum.
 //
 // Bit for bit the unfused results. Runs on the outlined stage functions
 // (first in the buffers phase), so that both ops are known to be on the
@@ -40,24 +46,36 @@ struct FuseBiasGradientsPass
   void runOnOperation() override;
 };
 
-void fuse(SumToOp sum, GeluGradOp grad) {
+/// A copy of `grad` that also computes `sum`'s result (its last result).
+Operation *cloneWithSum(OpBuilder &b, SumToOp sum, Operation *grad) {
+  if (auto gelu = dyn_cast<GeluGradOp>(grad))
+    return b.create<GeluGradOp>(gelu.getLoc(), gelu.getResult().getType(),
+                                sum.getType(), gelu.getGrad(), gelu.getInput(),
+                                gelu.getInputBias(),
+                                gelu.getApproximateAttr());
+  auto norm = cast<LayerNormGradOp>(grad);
+  SmallVector<Type> types(norm->getResultTypes());
+  types.push_back(sum.getType());
+  return b.create<LayerNormGradOp>(norm.getLoc(), types, norm->getOperands(),
+                                   norm->getAttrs());
+}
+
+void fuse(SumToOp sum, Operation *grad) {
   OpBuilder b(grad);
-  auto fused = b.create<GeluGradOp>(grad.getLoc(), grad.getResult().getType(),
-                                    sum.getType(), grad.getGrad(),
-                                    grad.getInput(), grad.getInputBias(),
-                                    grad.getApproximateAttr());
+  Operation *fused = cloneWithSum(b, sum, grad);
   fused->setDiscardableAttrs(grad->getDiscardableAttrDictionary());
   // Measured costs add up where the profile measured both; otherwise the
   // fused op is priced by its own FLOPs and bytes (as the stage model does).
-  PDDialect::SecondsAttrHelper seconds(grad.getContext());
+  PDDialect::SecondsAttrHelper seconds(grad->getContext());
   FloatAttr a = seconds.getAttr(grad), c = seconds.getAttr(sum);
   if (a && c)
     seconds.setAttr(fused, b.getF64FloatAttr(a.getValueAsDouble() +
                                              c.getValueAsDouble()));
   else
     seconds.removeAttr(fused);
-  grad.getResult().replaceAllUsesWith(fused.getResult());
-  sum.getResult().replaceAllUsesWith(fused.getBiasGrad());
+  for (auto [from, to] : llvm::zip(grad->getResults(), fused->getResults()))
+    from.replaceAllUsesWith(to);
+  sum.getResult().replaceAllUsesWith(fused->getResults().back());
   Value in = sum.getInput();
   sum.erase();
   // The reshapes only the sum read.
@@ -67,7 +85,7 @@ void fuse(SumToOp sum, GeluGradOp grad) {
     in = view.getInput();
     view.erase();
   }
-  grad.erase();
+  grad->erase();
 }
 
 } // namespace
@@ -76,6 +94,6 @@ void FuseBiasGradientsPass::runOnOperation() {
   SmallVector<SumToOp> sums;
   getOperation().walk([&](SumToOp sum) { sums.push_back(sum); });
   for (SumToOp sum : sums)
-    if (GeluGradOp grad = sum.getSummedGeluGrad())
+    if (Operation *grad = sum.getSummedProducer())
       fuse(sum, grad);
 }

@@ -292,12 +292,12 @@ static void populateNormalizations(RuntimePatterns &patterns) {
   });
   patterns.add<LayerNormGradOp>([](LayerNormGradOp n, RuntimeCallBuilder &b) {
     auto [rows, cols] = normRows(n.getInput(), n.getAxis());
-    Value addend = n.getAddend();
+    Value addend = n.getAddend(), sum = n.getInputGradSum();
     b.call(RuntimeFn::pdrt_layer_norm_grad,
            {b.ctx(), b.address(n.getGrad()), b.address(n.getInput()),
             b.address(n.getScale()), addend ? b.address(addend) : b.null(),
-            b.address(n.getInputGrad()),
-            b.address(n.getScaleGrad()), b.address(n.getBiasGrad()),
+            b.address(n.getInputGrad()), b.address(n.getScaleGrad()),
+            b.address(n.getBiasGrad()), sum ? b.address(sum) : b.null(),
             b.i64(rows), b.i64(cols), b.f32(n.getEpsilon().convertToFloat())});
     return success();
   });

@@ -475,14 +475,17 @@ def InsertProfileMarksPass : Pass<"pd-insert-profile-marks", "::mlir::ModuleOp">
 }
 
 def FuseBiasGradientsPass : Pass<"pd-fuse-bias-gradients", "::mlir::ModuleOp"> {
-  let summary = "Sums a bias gradient in the pass of the GELU gradient it reads.";
+  let summary = "Sums a bias gradient in the pass of the GELU or layer-norm gradient it reads.";
   let description = [{
     A `pd.sum_to` of a `pd.gelu_grad` result (through reshapes that keep
     the last dimension) down to its last dimension is the gradient of the
     bias added before the GELU: the GELU gradient gets it as a second
     result, computed while each row is in cache instead of read back from
-    memory. Bit for bit the unfused results. Runs on the outlined stage
-    functions, where both ops are known to be on one stage.
+    memory. Likewise a sum of a `pd.layer_norm_grad`'s input_grad over a
+    norm of the last dimension (the gradient of a bias that
+    pd-fuse-bias-into-consumers moved into pd.add_layer_norm) becomes its
+    `input_grad_sum` result. Bit for bit the unfused results. Runs on the
+    outlined stage functions, where both ops are known to be on one stage.
 
     Before:
     ```mlir

@@ -379,7 +379,7 @@ void benchLayerNorm(Runtime &rt) {
     }, rt.st);
     double bw = ms([&] {
       pdrt_layer_norm_grad(nullptr, nb.dy.data(), nb.x.data(), nb.g.data(), nullptr,
-                           nb.dx.data(), nb.dg.data(), nb.db.data(), r.rows, r.cols, eps);
+                           nb.dx.data(), nb.dg.data(), nb.db.data(), nullptr, r.rows, r.cols, eps);
     }, rt.st);
     std::printf("%-28s %-8s %8.3f %8.3f  %s\n", r.name, "pdrt", f, bw, "");
     memory::desc data({r.rows, r.cols}, f32, tag::ab), stat({r.rows}, f32, tag::a),

@@ -71,9 +71,10 @@ void mlir::pd::addStagesPhase(OpPassManager &pm,
 
 void mlir::pd::addBuffersPhase(OpPassManager &pm,
                                const TrainingPipelineOptions &options) {
-  // Bias gradients summed in the pass of the GELU gradient they read (on
-  // the stage functions: both ops are then known to share a stage). Not in
-  // the profiling stage, which times the ops the planner prices.
+  // Bias gradients summed in the pass of the GELU or layer-norm gradient
+  // they read (on the stage functions: both ops are then known to share a
+  // stage). Not in the profiling stage, which times the ops the planner
+  // prices.
   if (!options.profileMarks)
     pm.addPass(createFuseBiasGradientsPass());
   // Weight gradients of matmuls add straight into their accumulators.

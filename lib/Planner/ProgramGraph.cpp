@@ -132,7 +132,8 @@ LogicalResult GraphBuilder::addOp(Operation &op) {
 }
 
 /// Users of every value (the return excluded), the matmuls that
-/// accumulate in place and the bias gradients of GELU gradients.
+/// accumulate in place and the bias gradients of GELU and layer-norm
+/// gradients.
 void GraphBuilder::linkUsers() {
   Block &body = main.getBody().front();
   for (BlockArgument arg : body.getArguments()) {
@@ -157,8 +158,8 @@ void GraphBuilder::linkUsers() {
         if (acc.getInPlaceProducer() == &op)
           g.ops[opIndex.lookup(&op)].accumulateUser = opIndex.lookup(acc);
     if (auto sum = dyn_cast<SumToOp>(op))
-      if (GeluGradOp gelu = sum.getSummedGeluGrad())
-        g.ops[opIndex.lookup(&op)].summedGeluGrad = opIndex.lookup(gelu);
+      if (Operation *grad = sum.getSummedProducer())
+        g.ops[opIndex.lookup(&op)].summedProducer = opIndex.lookup(grad);
   }
 }
 
@@ -212,18 +213,18 @@ void ProgramGraph::price(function_ref<double(const Op &)> seconds) {
     if (int32_t p = positionOf(i); p >= 0)
       chain.seconds[p] += ops[i].seconds;
   }
-  // A GELU gradient with a bias gradient: both ops' FLOPs, the GELU
-  // gradient's bytes and the bias gradient's, as the fused op is priced;
-  // measured, the two measurements.
+  // A GELU or layer-norm gradient with a bias gradient: both ops' FLOPs,
+  // the gradient op's bytes and the bias gradient's, as the fused op is
+  // priced; measured, the two measurements.
   for (Op &sum : ops) {
-    if (sum.summedGeluGrad < 0)
+    if (sum.summedProducer < 0)
       continue;
-    const Op &gelu = ops[sum.summedGeluGrad];
-    Op fused = gelu;
+    const Op &grad = ops[sum.summedProducer];
+    Op fused = grad;
     fused.flops += sum.flops;
     fused.bytes += values[sum.resultBegin].bytes;
-    fused.measured = gelu.measured >= 0 && sum.measured >= 0
-                         ? gelu.measured + sum.measured
+    fused.measured = grad.measured >= 0 && sum.measured >= 0
+                         ? grad.measured + sum.measured
                          : -1;
     sum.fusedSeconds = seconds(fused);
   }
@@ -284,7 +285,7 @@ static bool sameStructure(const ProgramGraph &a, const ProgramGraph &b) {
     if (x.kind != y.kind || x.backward != y.backward || x.pure != y.pure ||
         x.owner != y.owner || x.param != y.param || x.costed != y.costed ||
         x.accumulateUser != y.accumulateUser ||
-        x.summedGeluGrad != y.summedGeluGrad ||
+        x.summedProducer != y.summedProducer ||
         x.inPlaceLogits != y.inPlaceLogits || x.name != y.name ||
         x.measured >= 0 || y.measured >= 0)
       return false;

@@ -12,8 +12,8 @@
 //  - pd-recompute-forward: the backward starts with the forward ops its
 //    stash needs, taking the stage inputs; the forward returns only those
 //    and loses its now-dead pure ops;
-//  - pd-fuse-bias-gradients: a bias gradient summed by the GELU gradient
-//    it reads when both are in the backward;
+//  - pd-fuse-bias-gradients: a bias gradient summed by the GELU or
+//    layer-norm gradient it reads when both are in the backward;
 //  - pd-accumulate-in-place and pd-allocate-buffers: regions in the pass's
 //    order (parameters, state, stash, comm) and the workspace packed
 //    first-fit over live ranges.
@@ -44,8 +44,9 @@ struct VOp {
   bool alive = true;
   int32_t orig = -1; ///< Graph op of a clone or a re-read source.
   int32_t peer = -1; ///< Sender of a recv.
-  /// The sum_to this GELU gradient absorbed (pd-fuse-bias-gradients), by
-  /// index in its function: it defines that op's result too.
+  /// The sum_to this GELU or layer-norm gradient absorbed
+  /// (pd-fuse-bias-gradients), by index in its function: it defines that
+  /// op's result too.
   int32_t absorbed = -1;
   uint32_t operandBegin = 0, operandEnd = 0, resultBegin = 0, resultEnd = 0;
 };
@@ -533,16 +534,16 @@ static int64_t workspaceBytes(const VFn &fn) {
   return packFirstFit(intervals);
 }
 
-/// pd-fuse-bias-gradients on a function: a sum_to that is a GELU
-/// gradient's bias gradient, with the reshapes between them in the same
-/// function, is computed by the GELU gradient (the first such sum of each);
-/// the sum and the reshapes only it read go.
+/// pd-fuse-bias-gradients on a function: a sum_to that is a GELU or
+/// layer-norm gradient's bias gradient, with the reshapes between them in
+/// the same function, is computed by that gradient op (the first such sum
+/// of each); the sum and the reshapes only it read go.
 static void fuseBiasGradients(const ProgramGraph &g, VFn &fn) {
   std::vector<std::vector<int32_t>> chains; // the reshapes, sum side first
   for (size_t i = 0; i < fn.ops.size(); ++i) {
     VOp &sum = fn.ops[i];
     if (!sum.alive || sum.kind != VKind::Clone ||
-        g.ops[sum.orig].summedGeluGrad < 0)
+        g.ops[sum.orig].summedProducer < 0)
       continue;
     std::vector<int32_t> views;
     int32_t def = fn.vals[fn.pool[sum.operandBegin]].def;
@@ -552,7 +553,7 @@ static void fuseBiasGradients(const ProgramGraph &g, VFn &fn) {
       def = fn.vals[fn.pool[fn.ops[def].operandBegin]].def;
     }
     if (def < 0 || fn.ops[def].kind != VKind::Clone ||
-        fn.ops[def].orig != g.ops[sum.orig].summedGeluGrad ||
+        fn.ops[def].orig != g.ops[sum.orig].summedProducer ||
         fn.ops[def].absorbed >= 0)
       continue;
     sum.alive = false;

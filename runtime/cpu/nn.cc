@@ -526,11 +526,11 @@ void normalizeAll(const float *x, const float *g, const float *b, float *y,
 }
 
 /// The gradient of R rows of layer norm: dx, and their terms added to dg
-/// and db in row order.
+/// and db in row order; each row of dx also added to dsum when not null.
 template <int R>
 void normGradRows(const float *dy, const float *x, const float *g,
                   const float *addend, float *dx, float *dg, float *db,
-                  int64_t cols, float eps) {
+                  float *dsum, int64_t cols, float eps) {
   float mean[R], rstd[R];
   rowStats<R>(x, cols, eps, mean, rstd);
   // The forward computed y = xhat * g + b with xhat = (x - mean) * rstd.
@@ -578,6 +578,13 @@ void normGradRows(const float *dy, const float *x, const float *g,
       for (int64_t c = 0; c < cols; ++c)
         dxr[c] = ar[c] + dxr[c];
     }
+    if (dsum) {
+      // The row into the bias gradient while it is in L1, as pdrt_sum_to
+      // adds rows (in order, in float).
+      float *__restrict sr = dsum;
+      for (int64_t c = 0; c < cols; ++c)
+        sr[c] += dxr[c];
+    }
   }
 }
 
@@ -620,20 +627,22 @@ extern "C" void pdrt_add_layer_norm(pdrt_ctx *ctx, const float *a,
 extern "C" void pdrt_layer_norm_grad(pdrt_ctx *ctx, const float *dy,
                                      const float *x, const float *g,
                                      const float *addend, float *dx,
-                                     float *dg, float *db, int64_t rows,
-                                     int64_t cols, float eps) {
+                                     float *dg, float *db, float *dsum,
+                                     int64_t rows, int64_t cols, float eps) {
   if (pdrt::hasError(ctx))
     return;
   for (int64_t c = 0; c < cols; ++c)
     dg[c] = db[c] = 0.0f;
+  if (dsum)
+    std::fill(dsum, dsum + cols, 0.0f);
   auto at = [&](const float *p, int64_t r) { return p ? p + r * cols : p; };
   int64_t r = 0;
   for (; r + kNormRows <= rows; r += kNormRows)
     normGradRows<kNormRows>(dy + r * cols, x + r * cols, g, at(addend, r),
-                            dx + r * cols, dg, db, cols, eps);
+                            dx + r * cols, dg, db, dsum, cols, eps);
   for (; r < rows; ++r)
     normGradRows<1>(dy + r * cols, x + r * cols, g, at(addend, r),
-                    dx + r * cols, dg, db, cols, eps);
+                    dx + r * cols, dg, db, dsum, cols, eps);
 }
 
 //===----------------------------------------------------------------------===//

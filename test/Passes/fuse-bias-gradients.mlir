@@ -79,3 +79,44 @@ func.func @input_bias(%dg: tensor<4x6xf32>, %h: tensor<4x6xf32>, %b: tensor<6xf3
   %db = pd.sum_to %dh : tensor<4x6xf32> -> tensor<6xf32>
   return %dh, %db : tensor<4x6xf32>, tensor<6xf32>
 }
+
+// -----
+
+// A bias moved into the residual add + layer norm (an attention output or
+// MLP down projection's): its gradient, the layer-norm gradient's
+// input_grad summed over the rows through the reshape that merges batch
+// and positions, becomes the layer-norm gradient's input_grad_sum. The op
+// keeps its addend and attributes, its other results keep their users and
+// the measured costs add.
+// CHECK-LABEL: func.func @residual_norm_bias
+// CHECK-SAME: (%[[DY:.*]]: tensor<2x4x8xf32>, %[[S:.*]]: tensor<2x4x8xf32>, %[[G:.*]]: tensor<8xf32>, %[[DS:.*]]: tensor<2x4x8xf32>)
+// CHECK-NEXT: %[[DX:.*]], %[[DG:.*]], %[[DBETA:.*]], %[[DB:.*]] = pd.layer_norm_grad %[[DY]], %[[S]], %[[G]], %[[DS]] {axis = 2 : i64, epsilon = 9.99999974E-6 : f32, pd.seconds = 5.000000e+00 : f64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+// CHECK-NEXT: return %[[DX]], %[[DG]], %[[DBETA]], %[[DB]]
+func.func @residual_norm_bias(%dy: tensor<2x4x8xf32>, %s: tensor<2x4x8xf32>, %g: tensor<8xf32>, %ds: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %dx, %dg, %dbeta = pd.layer_norm_grad %dy, %s, %g, %ds {axis = 2 : i64, epsilon = 9.99999974E-6 : f32, pd.seconds = 3.0 : f64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %v = pd.reshape %dx : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  %db = pd.sum_to %v {pd.seconds = 2.0 : f64} : tensor<8x8xf32> -> tensor<8xf32>
+  return %dx, %dg, %dbeta, %db : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Layer-norm gradient sums that stay: of a norm over the last two
+// dimensions (its rows are not the bias's), of the scale gradient (not
+// the input's), and a second sum of an input_grad already summed.
+// CHECK-LABEL: func.func @norm_sums_that_stay
+// CHECK: pd.layer_norm_grad {{.*}} -> tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>{{$}}
+// CHECK: pd.sum_to
+// CHECK: pd.sum_to
+// CHECK: %[[DX:.*]], %{{.*}}, %{{.*}}, %[[DB:.*]] = pd.layer_norm_grad {{.*}} -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+// CHECK-NEXT: %[[SECOND:.*]] = pd.sum_to %[[DX]]
+// CHECK-NEXT: return %{{.*}}, %{{.*}}, %[[DB]], %[[SECOND]]
+func.func @norm_sums_that_stay(%dy: tensor<2x4x8xf32>, %x: tensor<2x4x8xf32>, %g: tensor<4x8xf32>, %dy2: tensor<4x8xf32>, %x2: tensor<4x8xf32>, %g2: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %dx, %dg, %db = pd.layer_norm_grad %dy, %x, %g {axis = 1 : i64, epsilon = 9.99999974E-6 : f32} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xf32> -> tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  %a = pd.sum_to %dx : tensor<2x4x8xf32> -> tensor<8xf32>
+  %b = pd.sum_to %dg : tensor<4x8xf32> -> tensor<8xf32>
+  %dx2, %dg2, %db2 = pd.layer_norm_grad %dy2, %x2, %g2 {axis = 1 : i64, epsilon = 9.99999974E-6 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %c = pd.sum_to %dx2 : tensor<4x8xf32> -> tensor<8xf32>
+  %d = pd.sum_to %dx2 : tensor<4x8xf32> -> tensor<8xf32>
+  return %a, %b, %c, %d : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}

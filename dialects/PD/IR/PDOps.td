@@ -347,11 +347,14 @@ def PD_SumToOp : PD_Op<"sum_to", [Pure,
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The pd.gelu_grad (without a bias gradient yet) whose rows this op
-    /// sums to its last dimension, through reshapes that keep that
-    /// dimension: a bias gradient pd-fuse-bias-gradients folds into the
-    /// GELU gradient (the stage model predicts the same). Null otherwise.
-    ::mlir::pd::GeluGradOp getSummedGeluGrad();
+    /// The op whose gradient rows this op sums to their last dimension,
+    /// through reshapes that keep that dimension, when that op can compute
+    /// the sum itself: a pd.gelu_grad without a bias gradient yet, or a
+    /// pd.layer_norm_grad over the last dimension without an
+    /// input_grad_sum yet (summing its input_grad). A bias gradient
+    /// pd-fuse-bias-gradients folds into that op (the stage model predicts
+    /// the same). Null otherwise.
+    ::mlir::Operation *getSummedProducer();
   }];
 }
 

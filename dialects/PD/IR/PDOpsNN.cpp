@@ -271,7 +271,12 @@ LogicalResult GeluGradOp::verify() {
   return verifyRowBias(*this, getResult(), getBiasGrad(), "bias gradient");
 }
 
-GeluGradOp SumToOp::getSummedGeluGrad() {
+/// The last axis of a tensor value.
+static int64_t lastAxis(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank() - 1;
+}
+
+Operation *SumToOp::getSummedProducer() {
   RankedTensorType out = getType();
   auto lastDim = [](Value v) {
     auto type = cast<RankedTensorType>(v.getType());
@@ -285,8 +290,14 @@ GeluGradOp SumToOp::getSummedGeluGrad() {
     if (lastDim(v) != out.getDimSize(0))
       return {};
   }
-  auto grad = v.getDefiningOp<GeluGradOp>();
-  return grad && !grad.getBiasGrad() ? grad : GeluGradOp();
+  if (auto grad = v.getDefiningOp<GeluGradOp>())
+    return grad.getBiasGrad() ? nullptr : grad.getOperation();
+  if (auto grad = v.getDefiningOp<LayerNormGradOp>())
+    return v == grad.getInputGrad() && !grad.getInputGradSum() &&
+                   static_cast<int64_t>(grad.getAxis()) == lastAxis(v)
+               ? grad.getOperation()
+               : nullptr;
+  return nullptr;
 }
 
 int64_t GeluOp::getFlops() {
@@ -460,6 +471,15 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
 //   da = db = ds_total; dscale, dbias as for layer_norm
 //===----------------------------------------------------------------------===//
 
+LogicalResult LayerNormGradOp::verify() {
+  if (getInputGradSum() &&
+      static_cast<int64_t>(getAxis()) != lastAxis(getInputGrad()))
+    return emitOpError("an input_grad_sum needs the norm over the last "
+                       "dimension");
+  return verifyRowBias(*this, getInputGrad(), getInputGradSum(),
+                       "input_grad_sum");
+}
+
 LogicalResult AddLayerNormOp::verify() {
   if (getLhs().getType() != getRhs().getType() ||
       getSum().getType() != getLhs().getType())
@@ -544,7 +564,9 @@ int64_t AddLayerNormOp::getFlops() { return 9 * numElements(getResult()); }
 
 int64_t LayerNormOp::getFlops() { return 8 * numElements(getResult()); }
 int64_t LayerNormGradOp::getFlops() {
-  return (getAddend() ? 17 : 16) * numElements(getInput());
+  // The addend and the input_grad_sum: one add per element each.
+  return (16 + (getAddend() ? 1 : 0) + (getInputGradSum() ? 1 : 0)) *
+         numElements(getInput());
 }
 
 //===----------------------------------------------------------------------===//

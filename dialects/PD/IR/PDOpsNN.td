@@ -374,20 +374,27 @@ def PD_LayerNormGradOp : PD_Op<"layer_norm_grad", [Pure,
     the forward's input), then dbias = sum_rows dy, dscale = sum_rows dy*xhat,
     dx = rstd * (dy*scale - mean(dy*scale) - xhat * mean(dy*scale*xhat)).
     With an `addend` (the residual stream's gradient, see
-    pd.add_layer_norm) dx also adds it, in the same pass.
+    pd.add_layer_norm) dx also adds it, in the same pass. With an
+    `input_grad_sum` result (the norm over the last dimension alone) the
+    rows of dx are also summed into it, in row order, as pd.sum_to would:
+    the gradient of a bias added to the norm's input (pd.add_layer_norm's
+    `rhs_bias`), folded in by pd-fuse-bias-gradients.
 
     ```mlir
     %dx, %dg, %db = pd.layer_norm_grad %dy, %x, %g {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+    %dx, %dg, %db, %ds = pd.layer_norm_grad %dy, %x, %g, %da {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$input,
                        PD_F32Tensor:$scale, Optional<PD_F32Tensor>:$addend,
                        I64Attr:$axis, F32Attr:$epsilon);
   let results = (outs PD_F32Tensor:$input_grad, PD_F32Tensor:$scale_grad,
-                      PD_F32Tensor:$bias_grad);
+                      PD_F32Tensor:$bias_grad,
+                      Optional<PD_F32Tensor>:$input_grad_sum);
   let assemblyFormat = [{
-    $grad `,` $input `,` $scale (`,` $addend^)? attr-dict `:` type($grad) `,` type($input) `,` type($scale) (`,` type($addend)^)? `->` type($input_grad) `,` type($scale_grad) `,` type($bias_grad)
+    $grad `,` $input `,` $scale (`,` $addend^)? attr-dict `:` type($grad) `,` type($input) `,` type($scale) (`,` type($addend)^)? `->` type($input_grad) `,` type($scale_grad) `,` type($bias_grad) (`,` type($input_grad_sum)^)?
   }];
+  let hasVerifier = 1;
 }
 
 def PD_AddLayerNormOp : PD_Op<"add_layer_norm", [Pure,

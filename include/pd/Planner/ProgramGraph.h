@@ -36,10 +36,11 @@ struct ProgramGraph {
     /// accumulate_grad's index; AccumulateGradOp::getInPlaceProducer):
     /// pd-accumulate-in-place homes it in the gradient accumulator.
     int32_t accumulateUser = -1;
-    /// A sum_to that is a GELU gradient's bias gradient (that op's index):
-    /// pd-fuse-bias-gradients folds it into the GELU gradient when both
-    /// are on one stage, which then costs `fusedSeconds` for the two.
-    int32_t summedGeluGrad = -1;
+    /// A sum_to that is a bias gradient a GELU or layer-norm gradient can
+    /// compute (that op's index; SumToOp::getSummedProducer):
+    /// pd-fuse-bias-gradients folds it into that op when both are on one
+    /// stage, which then costs `fusedSeconds` for the two.
+    int32_t summedProducer = -1;
     double fusedSeconds = 0;
     /// A softmax_cross_entropy_with_grad whose logits (through a chain of
     /// single-use reshapes) may share its stashed gradient's slot

@@ -107,11 +107,13 @@ void pdrt_layer_norm(pdrt_ctx *ctx, const float *x, const float *g,
 /// Its gradients (the row statistics are recomputed from x):
 /// db = sum_rows dy, dg = sum_rows dy xhat,
 /// dx = rstd (dy g - mean(dy g) - xhat mean(dy g xhat)), plus `addend`
-/// when it is not null (the residual stream's own gradient).
+/// when it is not null (the residual stream's own gradient); `dsum`, when
+/// not null, gets the rows of dx summed (dsum = sum_rows dx, added in row
+/// order as pdrt_sum_to does: a bias gradient of the norm's input).
 void pdrt_layer_norm_grad(pdrt_ctx *ctx, const float *dy, const float *x,
                           const float *g, const float *addend, float *dx,
-                          float *dg, float *db, int64_t rows, int64_t cols,
-                          float eps);
+                          float *dg, float *db, float *dsum, int64_t rows,
+                          int64_t cols, float eps);
 
 /// A chain of elementwise ops in one pass: `desc` is [n, inputs,
 /// period[inputs], registers, instructions, instruction words (5 each,

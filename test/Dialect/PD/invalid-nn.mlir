@@ -54,6 +54,26 @@ func.func @layer_norm(%x: tensor<4x8xf32>, %g: tensor<4xf32>) {
 
 // -----
 
+// Tests that pd.layer_norm_grad's input_grad_sum is a vector of its last
+// dimension.
+func.func @layer_norm_grad_sum(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'pd.layer_norm_grad' op input_grad_sum shape [4] is not the last dimension of [4,8]}}
+  %dx, %dg, %db, %ds = pd.layer_norm_grad %x, %x, %g {axis = 1, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that pd.layer_norm_grad's input_grad_sum needs a norm over the last
+// dimension alone.
+func.func @layer_norm_grad_sum_axis(%x: tensor<2x4x8xf32>, %g: tensor<4x8xf32>) {
+  // expected-error @+1 {{'pd.layer_norm_grad' op an input_grad_sum needs the norm over the last dimension}}
+  %dx, %dg, %db, %ds = pd.layer_norm_grad %x, %x, %g {axis = 1, epsilon = 1.0e-5 : f32} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xf32> -> tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
 // Tests that pd.gelu_grad's bias gradient is a vector of its last dimension.
 func.func @gelu_grad_bias(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>) {
   // expected-error @+1 {{'pd.gelu_grad' op bias gradient shape [4] is not the last dimension of [4,8]}}

@@ -53,6 +53,8 @@ func.func @nn(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) {
   %adx, %adg, %adb = pd.layer_norm_grad %x, %x, %g, %x {axis = 1, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
   // CHECK: pd.layer_norm_grad {{.*}} -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
   %dx, %dg, %db = pd.layer_norm_grad %x, %x, %g {axis = 1, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  // CHECK: pd.layer_norm_grad {{.*}} -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+  %sdx, %sdg, %sdb, %sds = pd.layer_norm_grad %x, %x, %g, %x {axis = 1, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
   return
 }
 

@@ -198,13 +198,40 @@ TEST(AddLayerNorm, GradientAddsTheAddend) {
   std::vector<float> dx(rows * cols), dg(cols), db(cols), dx2(rows * cols),
       dg2(cols), db2(cols);
   pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), addend.data(),
-                       dx.data(), dg.data(), db.data(), rows, cols, 1e-5f);
+                       dx.data(), dg.data(), db.data(), nullptr, rows, cols,
+                       1e-5f);
   pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), nullptr,
-                       dx2.data(), dg2.data(), db2.data(), rows, cols, 1e-5f);
+                       dx2.data(), dg2.data(), db2.data(), nullptr, rows, cols,
+                       1e-5f);
   for (int64_t i = 0; i < rows * cols; ++i)
     EXPECT_EQ(dx[i], addend[i] + dx2[i]) << i;
   EXPECT_EQ(dg, dg2);
   EXPECT_EQ(db, db2);
+}
+
+// The input_grad_sum (a moved bias's gradient): dx's rows summed as
+// pdrt_sum_to sums them, bit for bit, with dx itself unchanged; 11 rows
+// cover the blocks of four and the rows alone.
+TEST(AddLayerNorm, GradientSumEqualsSumToBitForBit) {
+  const int64_t rows = 11, cols = 37;
+  std::vector<float> dy = randomVector(rows * cols, 41),
+                     x = randomVector(rows * cols, 42),
+                     g = randomVector(cols, 43),
+                     addend = randomVector(rows * cols, 44);
+  std::vector<float> dx(rows * cols), dg(cols), db(cols), ds(cols, 7.0f),
+      dx2(rows * cols), dg2(cols), db2(cols), ds2(cols);
+  pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), addend.data(),
+                       dx.data(), dg.data(), db.data(), ds.data(), rows, cols,
+                       1e-5f);
+  pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), addend.data(),
+                       dx2.data(), dg2.data(), db2.data(), nullptr, rows, cols,
+                       1e-5f);
+  const int64_t desc[] = {2, rows, cols, 0, 1};
+  pdrt_sum_to(nullptr, dx2.data(), ds2.data(), cols, desc);
+  EXPECT_EQ(dx, dx2);
+  EXPECT_EQ(dg, dg2);
+  EXPECT_EQ(db, db2);
+  EXPECT_EQ(ds, ds2);
 }
 
 // Layer norm takes rows four at a time (their sums interleaved): every
@@ -221,7 +248,8 @@ TEST(LayerNorm, BlocksOfRowsEqualOneRowAtATimeBitForBit) {
     pdrt_layer_norm(nullptr, x.data(), g.data(), b.data(), y.data(), rows,
                     cols, 1e-5f);
     pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), nullptr,
-                         dx.data(), dg.data(), db.data(), rows, cols, 1e-5f);
+                         dx.data(), dg.data(), db.data(), nullptr, rows, cols,
+                       1e-5f);
     std::vector<float> sumDg(cols, 0.0f), sumDb(cols, 0.0f);
     for (int64_t r = 0; r < rows; ++r) {
       std::vector<float> yr(cols), dxr(cols), dgr(cols), dbr(cols);
@@ -229,8 +257,8 @@ TEST(LayerNorm, BlocksOfRowsEqualOneRowAtATimeBitForBit) {
       pdrt_layer_norm(nullptr, x.data() + at, g.data(), b.data(), yr.data(),
                       1, cols, 1e-5f);
       pdrt_layer_norm_grad(nullptr, dy.data() + at, x.data() + at, g.data(),
-                           nullptr, dxr.data(), dgr.data(), dbr.data(), 1,
-                           cols, 1e-5f);
+                           nullptr, dxr.data(), dgr.data(), dbr.data(),
+                           nullptr, 1, cols, 1e-5f);
       for (int64_t c = 0; c < cols; ++c) {
         EXPECT_EQ(y[at + c], yr[c]) << "row " << r << " col " << c;
         EXPECT_EQ(dx[at + c], dxr[c]) << "row " << r << " col " << c;
