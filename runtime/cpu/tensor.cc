@@ -5,11 +5,13 @@
 // with their scatter-add gradients, where (f32 and any element size) and
 // its branch gradient, constant padding of any element size (and
 // pdrt_conv.h's pdrt_pad, f32 zero padding, through the same code), and
-// batched matmul as a loop of OpenBLAS GEMMs (through pdrt_matmul; OpenBLAS
-// 0.3.21 has no cblas_sgemm_batch). Cast, compare and not are in dtype.cc.
+// batched matmul: small products on libxsmm's kernels (small_gemm.h), the
+// others a loop of pdrt_matmul's GEMMs. Cast, compare and not are in
+// dtype.cc.
 //
 //===----------------------------------------------------------------------===//
 
+#include "cpu/small_gemm.h"
 #include "exec/context.h"
 #include "pdrt/pdrt.h"
 #include "pdrt/pdrt_tensor_numerics.h"
@@ -343,6 +345,20 @@ extern "C" void pdrt_batch_matmul(pdrt_ctx *ctx, const float *a, const float *b,
                                   int64_t k, int32_t trans_a, int32_t trans_b) {
   if (pdrt::hasError(ctx))
     return;
+  // Small products on libxsmm's kernels, as pdrt_batch_matmul_strided's.
+  pdrt::GemmShape shape{m,           n,           k, trans_a != 0,
+                        trans_b != 0, trans_a ? m : k, trans_b ? k : n, n};
+  if (m > 0 && n > 0 && k > 0 && pdrt::isSmallGemm(shape, PDRT_DENSE)) {
+    pdrt::SmallGemmBatch small(shape, PDRT_DENSE);
+    for (int64_t i = 0; small.ok() && i < batch; ++i)
+      if (!small.run(a + i * m * k, b + i * k * n, c + i * m * n)) {
+        pdrt::setError(ctx, "pdrt_batch_matmul: out of memory for a "
+                            "transposed operand");
+        return;
+      }
+    if (small.ok())
+      return;
+  }
   for (int64_t i = 0; i < batch; ++i)
     pdrt_matmul(ctx, a + i * m * k, b + i * k * n, c + i * m * n, m, n, k,
                 trans_a, trans_b, 1.0f, 0.0f);
