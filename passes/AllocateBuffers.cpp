@@ -203,17 +203,25 @@ static Value stashRoot(Value v) {
   return root;
 }
 
-/// A stashed cross-entropy gradient is written over its logits: the
-/// logits (their reshape chain's start) share its stash slot
-/// (SoftmaxCrossEntropyWithGradOp::getInPlaceLogits), so the logits'
-/// producer writes into the slot and no workspace tensor holds them.
-/// Mirrored by the planner's stage model (StageModel.cpp, allocate).
-static void shareWithLogits(Value stashed) {
-  auto xent = stashed.getDefiningOp<SoftmaxCrossEntropyWithGradOp>();
-  if (!xent || stashed != xent.getDlogits())
-    return;
-  if (Value logits = xent.getInPlaceLogits(); logits && !hasBuffer(logits))
-    mlir::pd::setBuffer(logits, getBuffer(stashed));
+/// The operand (its reshape chain's start) a stashed value's kernel writes
+/// it over: a cross-entropy gradient's logits
+/// (SoftmaxCrossEntropyWithGradOp::getInPlaceLogits), a masked softmax's
+/// scores (MaskedSoftmaxOp::getInPlaceInput); null for other values.
+static Value inPlaceOperandOf(Value stashed) {
+  if (auto xent = stashed.getDefiningOp<SoftmaxCrossEntropyWithGradOp>())
+    return stashed == xent.getDlogits() ? xent.getInPlaceLogits() : Value();
+  if (auto softmax = stashed.getDefiningOp<MaskedSoftmaxOp>())
+    return softmax.getInPlaceInput();
+  return {};
+}
+
+/// A stashed value written over its operand shares its stash slot with
+/// that operand (inPlaceOperandOf), so the operand's producer writes into
+/// the slot and no workspace tensor holds it. Mirrored by the planner's
+/// stage model (StageModel.cpp, allocate).
+static void shareWithOperand(Value stashed) {
+  if (Value operand = inPlaceOperandOf(stashed); operand && !hasBuffer(operand))
+    mlir::pd::setBuffer(operand, getBuffer(stashed));
 }
 
 /// The stash: the forward's results, which the backward takes as arguments.
@@ -225,7 +233,7 @@ static void allocateStash(func::FuncOp fwd, func::FuncOp bwd,
     if (!hasBuffer(root)) {
       setBuffer(root, ArenaRegion::Stash, regions.stash);
       regions.stash += alignArena(getTensorBytes(root.getType()));
-      shareWithLogits(root);
+      shareWithOperand(root);
     }
     setBuffer(bwd.getArgument(i), ArenaRegion::Stash,
               getBuffer(root).getOffset());

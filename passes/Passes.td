@@ -536,7 +536,9 @@ def AllocateBuffersPass : Pass<"pd-allocate-buffers", "::mlir::ModuleOp"> {
     (pd-accumulate-in-place) is homed in its parameter's gradient
     accumulator; the logits of a stashed `pd.softmax_cross_entropy_with_grad`
     gradient share its stash slot when that op alone reads them
-    (`getInPlaceLogits`: the kernel writes the gradient over them); every
+    (`getInPlaceLogits`: the kernel writes the gradient over them), and so
+    do the scores of a stashed `pd.masked_softmax` (`getInPlaceInput`);
+    every
     other value goes to the workspace, packed by liveness (mlir::Liveness,
     first-fit).
     Constants stay out of the arena. The `pd.state` an op of a stage's

@@ -100,8 +100,12 @@ LogicalResult GraphBuilder::addOp(Operation &op) {
   node.view = isa<ReshapeOp>(op);
   node.recomputable =
       node.pure || isa<ParamRefOp, ConstantOp, BatchNormOp>(op);
-  if (auto xent = dyn_cast<SoftmaxCrossEntropyWithGradOp>(op))
-    node.inPlaceLogits = static_cast<bool>(xent.getInPlaceLogits());
+  if (auto xent = dyn_cast<SoftmaxCrossEntropyWithGradOp>(op);
+      xent && xent.getInPlaceLogits())
+    node.inPlaceResult = 1;
+  if (auto softmax = dyn_cast<MaskedSoftmaxOp>(op);
+      softmax && softmax.getInPlaceInput())
+    node.inPlaceResult = 0;
   if (auto ref = dyn_cast<ParamRefOp>(op))
     node.param = paramId(ref.getParamAttr());
   else if (auto acc = dyn_cast<AccumulateGradOp>(op))
@@ -286,7 +290,7 @@ static bool sameStructure(const ProgramGraph &a, const ProgramGraph &b) {
         x.owner != y.owner || x.param != y.param || x.costed != y.costed ||
         x.accumulateUser != y.accumulateUser ||
         x.summedProducer != y.summedProducer ||
-        x.inPlaceLogits != y.inPlaceLogits || x.name != y.name ||
+        x.inPlaceResult != y.inPlaceResult || x.name != y.name ||
         x.measured >= 0 || y.measured >= 0)
       return false;
   }

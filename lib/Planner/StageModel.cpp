@@ -441,15 +441,16 @@ static int32_t stashRoot(const ProgramGraph &g, const VFn &fn, int32_t v) {
   return root;
 }
 
-/// pd-allocate-buffers' shareWithLogits: a stashed cross-entropy gradient
-/// `v` (result 1 of a softmax_cross_entropy_with_grad whose graph op allows
-/// it) has its logits' reshape chain start, computed by an op of this
-/// function, share its stash slot (the reshapes then view it).
-static void shareWithLogits(const ProgramGraph &g, VFn &fn, int32_t v) {
+/// pd-allocate-buffers' shareWithOperand: a stashed value `v` that its
+/// op writes over operand 0 (the graph op's inPlaceResult: a cross-entropy
+/// gradient over its logits, a masked softmax over its scores) has that
+/// operand's reshape chain start, computed by an op of this function,
+/// share its stash slot (the reshapes then view it).
+static void shareWithOperand(const ProgramGraph &g, VFn &fn, int32_t v) {
   int32_t d = fn.vals[v].def;
   if (d < 0 || fn.ops[d].kind != VKind::Clone ||
-      !g.ops[fn.ops[d].orig].inPlaceLogits ||
-      v != (int32_t)fn.ops[d].resultBegin + 1)
+      g.ops[fn.ops[d].orig].inPlaceResult < 0 ||
+      v != (int32_t)fn.ops[d].resultBegin + g.ops[fn.ops[d].orig].inPlaceResult)
     return;
   int32_t in = fn.pool[fn.ops[d].operandBegin];
   while (true) {
@@ -623,7 +624,7 @@ void Modeler::allocate(int64_t s, VFn &fwd, VFn &bwd, StageSummary &out,
     if (fwd.vals[root].home == Home::None) {
       fwd.vals[root].home = Home::Stash;
       r.stashSlot += alignArena(fwd.vals[root].bytes);
-      shareWithLogits(g, fwd, root);
+      shareWithOperand(g, fwd, root);
     }
   }
   // Sent values not homed yet.

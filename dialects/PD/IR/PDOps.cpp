@@ -266,7 +266,11 @@ LogicalResult SoftmaxCrossEntropyWithGradOp::verify() {
 }
 
 Value SoftmaxCrossEntropyWithGradOp::getInPlaceLogits() {
-  Value v = getLogits();
+  return getInPlaceOperandRoot(getLogits());
+}
+
+Value mlir::pd::getInPlaceOperandRoot(Value operand) {
+  Value v = operand;
   while (true) {
     if (!v.hasOneUse())
       return {};

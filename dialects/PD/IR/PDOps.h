@@ -46,6 +46,14 @@ BufferAttr getBuffer(Value v);
 /// Records `buffer` as the home of `v` (see getBuffer).
 void setBuffer(Value v, BufferAttr buffer);
 
+/// The value whose buffer an op's result may share when its kernel writes
+/// that result over `operand` (pd-allocate-buffers and the planner's stage
+/// model): `operand`, or the start of the reshape chain it is, when every
+/// value of the chain has one reader (the op, or the next reshape) and the
+/// start is computed by an op of this function (not a constant, a
+/// parameter, an input or a received tensor); null otherwise.
+Value getInPlaceOperandRoot(Value operand);
+
 /// An integer contract attribute (pd.op_id, pd.grad_of, pd.stage,
 /// pd.grad_offset) of `op` through its generated helper, e.g.
 /// `getContractInt<PDDialect::StageAttrHelper>(op)`; nullopt if absent.

@@ -435,11 +435,7 @@ def PD_SoftmaxCrossEntropyWithGradOp : PD_Op<"softmax_cross_entropy_with_grad",
   let extraClassDeclaration = [{
     /// The value whose buffer the gradient may share, so that the kernel
     /// writes it over the logits (pd-allocate-buffers and the planner's
-    /// stage model): the logits, or the start of the reshape chain they
-    /// are, when every value of the chain has this op as its only reader
-    /// and the start is computed by an op of this function (not a
-    /// constant, a parameter, an input or a received tensor); null
-    /// otherwise.
+    /// stage model; getInPlaceOperandRoot of the logits).
     ::mlir::Value getInPlaceLogits();
   }];
 }

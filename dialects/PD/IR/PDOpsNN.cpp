@@ -416,6 +416,10 @@ LogicalResult MaskedSoftmaxOp::buildVJP(OpBuilder &b,
   return success();
 }
 
+Value MaskedSoftmaxOp::getInPlaceInput() {
+  return getInPlaceOperandRoot(getInput());
+}
+
 int64_t MaskedSoftmaxOp::getFlops() { return 12 * numElements(getResult()); }
 int64_t MaskedSoftmaxGradOp::getFlops() {
   return 5 * numElements(getResult());

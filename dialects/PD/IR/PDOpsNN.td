@@ -316,6 +316,13 @@ def PD_MaskedSoftmaxOp : PD_Op<"masked_softmax", [Pure,
     $input (`,` $mask^)? attr-dict `:` type($input) (`,` type($mask)^)?
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The value whose buffer a stashed result may share, so that the
+    /// scores' producer writes into the stash slot and the kernel (which
+    /// reads each element before writing it) normalises them in place:
+    /// getInPlaceOperandRoot of the input.
+    ::mlir::Value getInPlaceInput();
+  }];
 }
 
 def PD_MaskedSoftmaxGradOp : PD_Op<"masked_softmax_grad", [Pure,

@@ -42,10 +42,12 @@ struct ProgramGraph {
     /// stage, which then costs `fusedSeconds` for the two.
     int32_t summedProducer = -1;
     double fusedSeconds = 0;
-    /// A softmax_cross_entropy_with_grad whose logits (through a chain of
-    /// single-use reshapes) may share its stashed gradient's slot
-    /// (SoftmaxCrossEntropyWithGradOp::getInPlaceLogits on @main).
-    bool inPlaceLogits = false;
+    /// The result that, stashed, may share its stash slot with operand 0
+    /// (the start of its reshape chain), as its kernel writes it over that
+    /// operand: 1 for a softmax_cross_entropy_with_grad's gradient over its
+    /// logits (getInPlaceLogits), 0 for a masked_softmax over its scores
+    /// (getInPlaceInput); -1 otherwise.
+    int8_t inPlaceResult = -1;
     int32_t owner = -1;    ///< The forward op it is or differentiates.
     int32_t chainPos = -1; ///< Position in `chain` (forward compute ops).
     int32_t param = -1;    ///< Parameter a param_ref/accumulate_grad names.

@@ -202,4 +202,40 @@ TEST(MaskedSoftmax, DiagonalBlocksWriteOnlyToTheBlockEnd) {
   }
 }
 
+// pd-allocate-buffers homes a stashed softmax's scores in its own slot
+// (MaskedSoftmaxOp::getInPlaceInput): written over its input, the kernel
+// gives the bits it gives out of place, for the causal prefix (with and
+// without diagonal blocks), an arbitrary mask and no mask.
+TEST(MaskedSoftmax, InPlaceEqualsOutOfPlaceBitForBit) {
+  const int64_t t = 45, rows = 2 * t;
+  std::vector<uint8_t> prefix = causal(t), arbitrary(t * t);
+  std::mt19937 gen(13);
+  for (int64_t i = 0; i < t * t; ++i)
+    arbitrary[i] = gen() % 3 != 0 || i % (t + 1) == 0; // the diagonal kept
+  struct Case {
+    const std::vector<uint8_t> *mask;
+    int64_t block;
+  };
+  for (const Case &c : {Case{&prefix, 0}, Case{&prefix, 32},
+                        Case{&arbitrary, 0}, Case{nullptr, 0}}) {
+    std::vector<float> x = randomScores(rows * t, 14), y(rows * t, 0.0f);
+    const uint8_t *mask = c.mask ? c.mask->data() : nullptr;
+    pdrt_masked_softmax(nullptr, x.data(), mask, y.data(), rows, t, t, 0.125f,
+                        c.block);
+    pdrt_masked_softmax(nullptr, x.data(), mask, x.data(), rows, t, t, 0.125f,
+                        c.block);
+    for (int64_t r = 0; r < rows; ++r) {
+      // With diagonal blocks the columns past the row's block are unwritten
+      // (x keeps its scores there, y its zeros).
+      int64_t i = r % t,
+              end = c.block ? std::min((i / c.block + 1) * c.block, t) : t;
+      for (int64_t k = 0; k < end; ++k)
+        ASSERT_EQ(x[r * t + k], y[r * t + k])
+            << "mask " << (c.mask ? (c.mask == &prefix ? "causal" : "arbitrary")
+                                  : "none")
+            << " block " << c.block << " row " << r << " col " << k;
+    }
+  }
+}
+
 } // namespace
