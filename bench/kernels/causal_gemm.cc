@@ -39,10 +39,12 @@ double run(const Gemm &g, int64_t batch, int64_t heads, int64_t triangle) {
 /// The same batched call on oneDNN alone (pdrt's path for large operands).
 double runOneDnn(const Gemm &g, int64_t batch, int64_t heads, int64_t triangle) {
   pdrt::GemmShape shape{g.m, g.n, g.k, g.ta != 0, g.tb != 0, g.lda, g.ldb, g.ldc};
+  std::vector<pdrt::GemmStrip> strips =
+      pdrt::gemmStrips(shape, (int)triangle, pdrt::ResultStrips::Columns);
   return seconds([&] {
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t h = 0; h < heads; ++h)
-        pdrt::runOneDnnGemm(shape, (int)triangle,
+        pdrt::runOneDnnGemm(shape, strips,
                             g.a + b * g.as[0] + h * g.as[1],
                             g.b + b * g.bs[0] + h * g.bs[1],
                             g.c + b * g.cs[0] + h * g.cs[1]);

@@ -88,45 +88,20 @@ extern "C" void pdrt_matmul_bias(pdrt_ctx *ctx, const float *a, const float *b,
   pdrt_matmul(ctx, a, b, c, m, n, k, trans_a, trans_b, alpha, 1.0f);
 }
 
-namespace {
-
-/// op(A)[i, p] and op(B)[p, j] in the stored operands.
-const float *atA(const pdrt::GemmShape &g, const float *a, int64_t i,
-                 int64_t p) {
-  return g.ta ? a + p * g.lda + i : a + i * g.lda + p;
-}
-const float *atB(const pdrt::GemmShape &g, const float *b, int64_t p,
-                 int64_t j) {
-  return g.tb ? b + j * g.ldb + p : b + p * g.ldb + j;
-}
-
-/// The m x n x k product of g's operands at a, b into c.
-bool oneDnn(const pdrt::GemmShape &g, int64_t m, int64_t n, int64_t k,
-            const float *a, const float *b, float *c) {
-  return dnnl_sgemm(g.ta ? 'T' : 'N', g.tb ? 'T' : 'N', m, n, k, 1.0f, a,
-                    g.lda, b, g.ldb, 0.0f, c, g.ldc) == dnnl_success;
-}
-
-} // namespace
-
-bool pdrt::runOneDnnGemm(const GemmShape &g, int triangle, const float *a,
+bool pdrt::runOneDnnGemm(const GemmShape &g,
+                         const std::vector<GemmStrip> &strips, const float *a,
                          const float *b, float *c) {
-  if (triangle == PDRT_DENSE)
-    return oneDnn(g, g.m, g.n, g.k, a, b, c);
-  const int64_t block = PDRT_CAUSAL_BLOCK;
-  for (int64_t at = 0; at < g.m; at += block) {
-    int64_t size = std::min(block, g.m - at);
-    bool ok = true;
-    if (triangle == PDRT_RESULT_LOWER)
-      ok = oneDnn(g, g.m - at, size, g.k, atA(g, a, at, 0), atB(g, b, 0, at),
-                  c + at * g.ldc + at);
-    else if (triangle == PDRT_LHS_LOWER)
-      ok = oneDnn(g, size, g.n, at + size, atA(g, a, at, 0), b,
-                  c + at * g.ldc);
-    else
-      ok = oneDnn(g, size, g.n, g.k - at, atA(g, a, at, at), atB(g, b, at, 0),
-                  c + at * g.ldc);
-    if (!ok)
+  for (const GemmStrip &s : strips) {
+    if (s.innerSize == 0) {
+      zeroStrip(g, s, c);
+      continue;
+    }
+    // op(B)[s.inner, s.col] in the stored B.
+    const float *bAt = g.tb ? b + s.col * g.ldb + s.inner
+                            : b + s.inner * g.ldb + s.col;
+    if (dnnl_sgemm(g.ta ? 'T' : 'N', g.tb ? 'T' : 'N', s.rows, s.cols,
+                   s.innerSize, 1.0f, g.aAt(a, s.row, s.inner), g.lda, bAt,
+                   g.ldb, 0.0f, c + s.row * g.ldc + s.col, g.ldc) != dnnl_success)
       return false;
   }
   return true;
@@ -149,6 +124,9 @@ extern "C" void pdrt_batch_matmul_strided(pdrt_ctx *ctx, const float *a,
     if (!small->ok())
       small.reset();
   }
+  std::vector<pdrt::GemmStrip> strips;
+  if (!small)
+    strips = pdrt::gemmStrips(shape, triangle, pdrt::ResultStrips::Columns);
   int64_t batch = 1;
   for (int64_t i = 0; i < rank; ++i)
     batch *= dims[i];
@@ -174,7 +152,7 @@ extern "C" void pdrt_batch_matmul_strided(pdrt_ctx *ctx, const float *a,
       }
       continue;
     }
-    if (!pdrt::runOneDnnGemm(shape, triangle, a + ao, b + bo, c + co)) {
+    if (!pdrt::runOneDnnGemm(shape, strips, a + ao, b + bo, c + co)) {
       pdrt::setError(ctx, pdrt::format("pdrt_batch_matmul_strided: dnnl_sgemm "
                                        "of %lld x %lld x %lld failed",
                                        (long long)m, (long long)n,

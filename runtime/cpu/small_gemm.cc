@@ -25,32 +25,46 @@ bool isSmallGemm(const GemmShape &g, int triangle) {
   return triangle != PDRT_DENSE || (g.k <= 256 && g.k * g.n <= (64 << 10));
 }
 
-SmallGemmBatch::SmallGemmBatch(const GemmShape &g, int triangle) : g_(g) {
-  const int64_t block = PDRT_CAUSAL_BLOCK;
+std::vector<GemmStrip> gemmStrips(const GemmShape &g, int triangle,
+                                  ResultStrips form) {
   if (triangle == PDRT_DENSE)
-    strips_.push_back({0, g.m, 0, g.k, g.n, nullptr});
-  else
-    for (int64_t at = 0; at < g.m; at += block) {
-      int64_t rows = std::min(block, g.m - at);
-      if (triangle == PDRT_RESULT_LOWER)
-        strips_.push_back({at, rows, 0, g.k, std::min(at + rows, g.n), nullptr});
-      else if (triangle == PDRT_LHS_LOWER)
-        strips_.push_back({at, rows, 0, std::min(at + rows, g.k), g.n, nullptr});
-      else
-        strips_.push_back({at, rows, at, std::max<int64_t>(g.k - at, 0), g.n,
-                           nullptr});
-    }
+    return {{0, g.m, 0, g.n, 0, g.k}};
+  std::vector<GemmStrip> strips;
+  const int64_t block = PDRT_CAUSAL_BLOCK;
+  for (int64_t at = 0; at < g.m; at += block) {
+    int64_t size = std::min(block, g.m - at);
+    if (triangle == PDRT_RESULT_LOWER && form == ResultStrips::Rows)
+      strips.push_back({at, size, 0, std::min(at + size, g.n), 0, g.k});
+    else if (triangle == PDRT_RESULT_LOWER)
+      strips.push_back({at, g.m - at, at, std::min(size, g.n - at), 0, g.k});
+    else if (triangle == PDRT_LHS_LOWER)
+      strips.push_back({at, size, 0, g.n, 0, std::min(at + size, g.k)});
+    else
+      strips.push_back({at, size, 0, g.n, at, std::max<int64_t>(g.k - at, 0)});
+  }
+  return strips;
+}
+
+void zeroStrip(const GemmShape &g, const GemmStrip &s, float *c) {
+  for (int64_t r = 0; r < s.rows; ++r)
+    std::memset(c + (s.row + r) * g.ldc + s.col, 0, s.cols * sizeof(float));
+}
+
+SmallGemmBatch::SmallGemmBatch(const GemmShape &g, int triangle)
+    : g_(g), strips_(gemmStrips(g, triangle, ResultStrips::Rows)) {
   // B as the kernels read it: stored, or transposed into scratch (ld n).
   libxsmm_blasint ldb = g.tb ? g.n : g.ldb, lda = g.lda, ldc = g.ldc;
   float alpha = 1.0f, beta = 0.0f;
   int flags = g.ta ? LIBXSMM_GEMM_FLAG_TRANS_B : 0;
   int prefetch = LIBXSMM_GEMM_PREFETCH_NONE;
-  for (Strip &s : strips_) {
-    if (s.innerSize == 0 || s.cols == 0)
-      continue;
-    s.kernel = libxsmm_smmdispatch(s.cols, s.rows, s.innerSize, &ldb, &lda,
+  for (const GemmStrip &s : strips_) {
+    Kernel kernel = nullptr;
+    if (s.innerSize > 0 && s.cols > 0) {
+      kernel = libxsmm_smmdispatch(s.cols, s.rows, s.innerSize, &ldb, &lda,
                                    &ldc, &alpha, &beta, &flags, &prefetch);
-    ok_ = ok_ && s.kernel;
+      ok_ = ok_ && kernel;
+    }
+    kernels_.push_back(kernel);
   }
 }
 
@@ -67,16 +81,13 @@ bool SmallGemmBatch::run(const float *a, const float *b, float *c) const {
     b = t;
     ldb = g_.n;
   }
-  for (const Strip &s : strips_) {
-    float *cRows = c + s.row * g_.ldc;
-    if (!s.kernel) {
-      for (int64_t r = 0; r < s.rows; ++r)
-        std::memset(cRows + r * g_.ldc, 0, s.cols * sizeof(float));
-      continue;
-    }
-    const float *aStrip = g_.ta ? a + s.inner * g_.lda + s.row
-                                : a + s.row * g_.lda + s.inner;
-    s.kernel(b + s.inner * ldb, aStrip, cRows);
+  for (size_t i = 0; i < strips_.size(); ++i) {
+    const GemmStrip &s = strips_[i];
+    if (!kernels_[i])
+      zeroStrip(g_, s, c);
+    else
+      kernels_[i](b + s.inner * ldb + s.col, g_.aAt(a, s.row, s.inner),
+                  c + s.row * g_.ldc + s.col);
   }
   return true;
 }

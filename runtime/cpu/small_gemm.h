@@ -30,14 +30,42 @@ struct GemmShape {
   int64_t m, n, k;
   bool ta, tb;
   int64_t lda, ldb, ldc;
+
+  /// op(A)[i, p] in the stored A.
+  const float *aAt(const float *a, int64_t i, int64_t p) const {
+    return ta ? a + p * lda + i : a + i * lda + p;
+  }
 };
 
-/// C = op(A) op(B) of one batch entry through dnnl_sgemm, skipping
-/// `triangle`'s blocks in column (PDRT_RESULT_LOWER) or row blocks of
-/// PDRT_CAUSAL_BLOCK (matmul.cc): the path for GEMMs isSmallGemm rejects.
-/// False on a oneDNN error.
-bool runOneDnnGemm(const GemmShape &g, int triangle, const float *a,
-                   const float *b, float *c);
+/// One GEMM call of a batch entry: C's rows [row, row + rows) and columns
+/// [col, col + cols) over op(A)'s columns (op(B)'s rows) [inner, inner +
+/// innerSize); an empty inner range writes zeros.
+struct GemmStrip {
+  int64_t row, rows, col, cols, inner, innerSize;
+};
+
+/// How a PDRT_RESULT_LOWER triangle is cut: row blocks up to the end of
+/// their diagonal block (libxsmm's kernels run them 4-20% faster) or column
+/// blocks from the diagonal down (oneDNN, which packs B for every call,
+/// runs the row strips no faster than the dense product).
+enum class ResultStrips { Rows, Columns };
+
+/// The calls of one batch entry: the whole product for PDRT_DENSE, else
+/// strips of PDRT_CAUSAL_BLOCK rows or columns of C skipping `triangle`'s
+/// blocks (pdrt_codes.h pdrt_triangle): PDRT_RESULT_LOWER cut as `form`
+/// says, PDRT_LHS_LOWER / UPPER in row blocks over op(A)'s nonzero
+/// columns only. Both the libxsmm and the oneDNN path run them.
+std::vector<GemmStrip> gemmStrips(const GemmShape &g, int triangle,
+                                  ResultStrips form);
+
+/// Zeroes the C rows of a strip with an empty inner range.
+void zeroStrip(const GemmShape &g, const GemmStrip &s, float *c);
+
+/// C = op(A) op(B) of one batch entry through dnnl_sgemm, one call per
+/// strip (matmul.cc): the path for GEMMs isSmallGemm rejects. False on a
+/// oneDNN error.
+bool runOneDnnGemm(const GemmShape &g, const std::vector<GemmStrip> &strips,
+                   const float *a, const float *b, float *c);
 
 /// Whether a batched call's GEMMs run on libxsmm's kernels: op(B) must fit
 /// in L2 with room to spare (k x n at most 128 Ki floats), as the JIT
@@ -47,9 +75,7 @@ bool runOneDnnGemm(const GemmShape &g, int triangle, const float *a,
 /// on a 2048 x 512 x 256 GEMM oneDNN's packed kernels won.
 bool isSmallGemm(const GemmShape &g, int triangle);
 
-/// The kernels of one batched call, C = op(A) op(B) skipping `triangle`'s
-/// blocks (pdrt_codes.h pdrt_triangle) in strips of PDRT_CAUSAL_BLOCK rows
-/// of C, dispatched once.
+/// The libxsmm kernels of one batched call's strips, dispatched once.
 class SmallGemmBatch {
 public:
   SmallGemmBatch(const GemmShape &g, int triangle);
@@ -60,15 +86,11 @@ public:
   bool run(const float *a, const float *b, float *c) const;
 
 private:
-  /// One libxsmm call: C rows [row, row + rows) over op(A)'s columns /
-  /// op(B)'s rows [inner, inner + innerSize) and C's columns [0, cols).
-  struct Strip {
-    int64_t row, rows, inner, innerSize, cols;
-    /// libxsmm_smmfunction (null: the strip's product is empty, C = 0).
-    void (*kernel)(const float *, const float *, float *, ...);
-  };
+  /// libxsmm_smmfunction (null for a strip with an empty inner range).
+  using Kernel = void (*)(const float *, const float *, float *, ...);
   GemmShape g_;
-  std::vector<Strip> strips_;
+  std::vector<GemmStrip> strips_;
+  std::vector<Kernel> kernels_;
   bool ok_ = true;
 };
 

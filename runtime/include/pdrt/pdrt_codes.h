@@ -51,8 +51,8 @@ enum pdrt_chain_kind {
 /// The triangle word of pdrt_batch_matmul_strided's descriptor: the
 /// blocks of a square matrix the GEMM skips under a causal mask (the pd
 /// dialect's Triangle, checked at build time). PDRT_RESULT_LOWER: only C's
-/// lower triangle is read, so C's column blocks are computed from the
-/// diagonal down; PDRT_LHS_LOWER / PDRT_LHS_UPPER: op(A) is zero above /
+/// lower triangle is read, so only the blocks on and below the diagonal
+/// are computed; PDRT_LHS_LOWER / PDRT_LHS_UPPER: op(A) is zero above /
 /// below its diagonal, so each row block of C sums over op(A)'s nonzero
 /// columns only. Blocks are PDRT_CAUSAL_BLOCK rows or columns.
 enum pdrt_triangle {
