@@ -237,6 +237,15 @@ extern "C" void pdrt_gelu_grad(pdrt_ctx *ctx, int32_t approxTanh,
 
 namespace {
 
+/// acc += row, element by element in float: a bias gradient's sum over the
+/// rows added one row at a time, in order, as pdrt_sum_to adds them (the
+/// fused kernels give its bits).
+void addRowInto(float *__restrict acc, const float *__restrict row,
+                int64_t cols) {
+  for (int64_t j = 0; j < cols; ++j)
+    acc[j] += row[j];
+}
+
 /// Calls kernel(z, at, c) on chunks of at most kChunk columns of row `r`,
 /// with z = x + bias for those columns (x itself without a bias): the
 /// AVX2 kernels' staging; the AVX-512 ones add the bias in registers.
@@ -299,12 +308,8 @@ extern "C" void pdrt_gelu_grad_bias(pdrt_ctx *ctx, int32_t approxTanh,
   // A row at a time: its dx is still in L1 when it is added into db.
   for (int64_t r = 0; r < rows; ++r) {
     geluGradRow(ctx, approxTanh, dy, x, bias, dx, r, cols);
-    if (!db)
-      continue;
-    const float *__restrict dxr = dx + r * cols;
-    float *__restrict dbr = db;
-    for (int64_t j = 0; j < cols; ++j)
-      dbr[j] += dxr[j];
+    if (db)
+      addRowInto(db, dx + r * cols, cols);
   }
 }
 
@@ -578,13 +583,8 @@ void normGradRows(const float *dy, const float *x, const float *g,
       for (int64_t c = 0; c < cols; ++c)
         dxr[c] = ar[c] + dxr[c];
     }
-    if (dsum) {
-      // The row into the bias gradient while it is in L1, as pdrt_sum_to
-      // adds rows (in order, in float).
-      float *__restrict sr = dsum;
-      for (int64_t c = 0; c < cols; ++c)
-        sr[c] += dxr[c];
-    }
+    if (dsum) // the row into the bias gradient while it is in L1
+      addRowInto(dsum, dxr, cols);
   }
 }
 

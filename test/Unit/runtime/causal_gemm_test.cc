@@ -51,6 +51,14 @@ struct Case {
   float bAt(const std::vector<float> &x, int64_t b, int64_t p, int64_t j) const {
     return x[b * k * n + (tb ? j * ldb() + p : p * ldb() + j)];
   }
+  /// Random A and B (from `seed`) and a C that holds 7 everywhere.
+  struct Operands {
+    std::vector<float> a, b, c;
+  };
+  Operands operands(unsigned seed) const {
+    return {randomMatrices(m * k, seed), randomMatrices(k * n, seed + 1),
+            std::vector<float>(kBatch * m * n, 7.0f)};
+  }
   void run(const std::vector<float> &a, const std::vector<float> &b,
            std::vector<float> &c, int triangle) const {
     const int64_t desc[] = {1,  kBatch, m * k, k * n, m * n, m,   n,
@@ -85,9 +93,7 @@ protected:
 
 TEST_P(CausalGemm, ResultLowerWritesTheLowerTriangle) {
   Case g{t(), t(), otherSide(24), ta(), tb()};
-  std::vector<float> a = randomMatrices(g.m * g.k, 1),
-                     b = randomMatrices(g.k * g.n, 2),
-                     c(kBatch * g.m * g.n, 7.0f);
+  auto [a, b, c] = g.operands(1);
   g.run(a, b, c, PDRT_RESULT_LOWER);
   for (int64_t at = 0; at < kBatch; ++at)
     for (int64_t i = 0; i < g.m; ++i)
@@ -102,9 +108,7 @@ TEST_P(CausalGemm, ResultLowerWritesTheLowerTriangle) {
 
 TEST_P(CausalGemm, DenseComputesTheWholeProduct) {
   Case g{t(), otherSide(19), t(), ta(), tb()};
-  std::vector<float> a = randomMatrices(g.m * g.k, 5),
-                     b = randomMatrices(g.k * g.n, 6),
-                     c(kBatch * g.m * g.n, 7.0f);
+  auto [a, b, c] = g.operands(5);
   g.run(a, b, c, PDRT_DENSE);
   for (int64_t at = 0; at < kBatch; ++at)
     for (int64_t i = 0; i < g.m; ++i)
@@ -118,9 +122,8 @@ TEST_P(CausalGemm, DenseComputesTheWholeProduct) {
 /// diagonal blocks, NaN in the blocks beyond, which must not be read.
 void expectTriangularLhs(int64_t t, int64_t n, bool ta, bool tb, bool lower) {
   Case g{t, n, t, ta, tb};
-  std::vector<float> a = randomMatrices(g.m * g.k, 3),
-                     b = randomMatrices(g.k * g.n, 4),
-                     zeroed = a;
+  auto [a, b, c] = g.operands(3);
+  std::vector<float> zeroed = a;
   for (int64_t at = 0; at < kBatch; ++at)
     for (int64_t i = 0; i < g.m; ++i)
       for (int64_t p = 0; p < g.k; ++p) {
@@ -130,7 +133,6 @@ void expectTriangularLhs(int64_t t, int64_t n, bool ta, bool tb, bool lower) {
         g.a(zeroed, at, i, p) = 0.0f;
         g.a(a, at, i, p) = blockOf(p) == blockOf(i) ? 0.0f : kNaN;
       }
-  std::vector<float> c(kBatch * g.m * g.n, 7.0f);
   g.run(a, b, c, lower ? PDRT_LHS_LOWER : PDRT_LHS_UPPER);
   for (int64_t at = 0; at < kBatch; ++at)
     for (int64_t i = 0; i < g.m; ++i)

@@ -189,30 +189,12 @@ TEST(AddLayerNorm, WithRhsBiasEqualsTheBiasAddedFirstBitForBit) {
   EXPECT_EQ(y, y2);
 }
 
-TEST(AddLayerNorm, GradientAddsTheAddend) {
-  const int64_t rows = 3, cols = 19;
-  std::vector<float> dy = randomVector(rows * cols, 31),
-                     x = randomVector(rows * cols, 32),
-                     g = randomVector(cols, 33),
-                     addend = randomVector(rows * cols, 34);
-  std::vector<float> dx(rows * cols), dg(cols), db(cols), dx2(rows * cols),
-      dg2(cols), db2(cols);
-  pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), addend.data(),
-                       dx.data(), dg.data(), db.data(), nullptr, rows, cols,
-                       1e-5f);
-  pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), nullptr,
-                       dx2.data(), dg2.data(), db2.data(), nullptr, rows, cols,
-                       1e-5f);
-  for (int64_t i = 0; i < rows * cols; ++i)
-    EXPECT_EQ(dx[i], addend[i] + dx2[i]) << i;
-  EXPECT_EQ(dg, dg2);
-  EXPECT_EQ(db, db2);
-}
-
-// The input_grad_sum (a moved bias's gradient): dx's rows summed as
-// pdrt_sum_to sums them, bit for bit, with dx itself unchanged; 11 rows
-// cover the blocks of four and the rows alone.
-TEST(AddLayerNorm, GradientSumEqualsSumToBitForBit) {
+// The gradient with an addend (the residual stream's) and an
+// input_grad_sum (a moved bias's gradient): dx is the plain gradient plus
+// the addend, dg and db unchanged, and the sum dx's rows summed as
+// pdrt_sum_to sums them, bit for bit; 11 rows cover the blocks of four and
+// the rows alone.
+TEST(AddLayerNorm, GradientAddsTheAddendAndSumsItsRows) {
   const int64_t rows = 11, cols = 37;
   std::vector<float> dy = randomVector(rows * cols, 41),
                      x = randomVector(rows * cols, 42),
@@ -223,14 +205,15 @@ TEST(AddLayerNorm, GradientSumEqualsSumToBitForBit) {
   pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), addend.data(),
                        dx.data(), dg.data(), db.data(), ds.data(), rows, cols,
                        1e-5f);
-  pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), addend.data(),
+  pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), nullptr,
                        dx2.data(), dg2.data(), db2.data(), nullptr, rows, cols,
                        1e-5f);
-  const int64_t desc[] = {2, rows, cols, 0, 1};
-  pdrt_sum_to(nullptr, dx2.data(), ds2.data(), cols, desc);
-  EXPECT_EQ(dx, dx2);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    EXPECT_EQ(dx[i], addend[i] + dx2[i]) << i;
   EXPECT_EQ(dg, dg2);
   EXPECT_EQ(db, db2);
+  const int64_t desc[] = {2, rows, cols, 0, 1};
+  pdrt_sum_to(nullptr, dx.data(), ds2.data(), cols, desc);
   EXPECT_EQ(ds, ds2);
 }
 
