@@ -46,23 +46,21 @@ struct FuseBiasGradientsPass
   void runOnOperation() override;
 };
 
-/// A copy of `grad` that also computes `sum`'s result (its last result).
-Operation *cloneWithSum(OpBuilder &b, SumToOp sum, Operation *grad) {
-  if (auto gelu = dyn_cast<GeluGradOp>(grad))
-    return b.create<GeluGradOp>(gelu.getLoc(), gelu.getResult().getType(),
-                                sum.getType(), gelu.getGrad(), gelu.getInput(),
-                                gelu.getInputBias(),
-                                gelu.getApproximateAttr());
-  auto norm = cast<LayerNormGradOp>(grad);
-  SmallVector<Type> types(norm->getResultTypes());
+/// A copy of `grad` (same operands and attributes) with `sum`'s result
+/// as its optional last result.
+template <typename GradOp>
+Operation *cloneWithSum(OpBuilder &b, SumToOp sum, GradOp grad) {
+  SmallVector<Type> types(grad->getResultTypes());
   types.push_back(sum.getType());
-  return b.create<LayerNormGradOp>(norm.getLoc(), types, norm->getOperands(),
-                                   norm->getAttrs());
+  return b.create<GradOp>(grad.getLoc(), types, grad->getOperands(),
+                          grad->getAttrs());
 }
 
 void fuse(SumToOp sum, Operation *grad) {
   OpBuilder b(grad);
-  Operation *fused = cloneWithSum(b, sum, grad);
+  Operation *fused = isa<GeluGradOp>(grad)
+                         ? cloneWithSum(b, sum, cast<GeluGradOp>(grad))
+                         : cloneWithSum(b, sum, cast<LayerNormGradOp>(grad));
   fused->setDiscardableAttrs(grad->getDiscardableAttrDictionary());
   // Measured costs add up where the profile measured both; otherwise the
   // fused op is priced by its own FLOPs and bytes (as the stage model does).

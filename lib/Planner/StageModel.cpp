@@ -448,9 +448,10 @@ static int32_t stashRoot(const ProgramGraph &g, const VFn &fn, int32_t v) {
 /// share its stash slot (the reshapes then view it).
 static void shareWithOperand(const ProgramGraph &g, VFn &fn, int32_t v) {
   int32_t d = fn.vals[v].def;
-  if (d < 0 || fn.ops[d].kind != VKind::Clone ||
-      g.ops[fn.ops[d].orig].inPlaceResult < 0 ||
-      v != (int32_t)fn.ops[d].resultBegin + g.ops[fn.ops[d].orig].inPlaceResult)
+  if (d < 0 || fn.ops[d].kind != VKind::Clone)
+    return;
+  int32_t result = g.ops[fn.ops[d].orig].inPlaceResult;
+  if (result < 0 || v != (int32_t)fn.ops[d].resultBegin + result)
     return;
   int32_t in = fn.pool[fn.ops[d].operandBegin];
   while (true) {

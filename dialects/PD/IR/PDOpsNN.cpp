@@ -490,8 +490,7 @@ LogicalResult AddLayerNormOp::verify() {
     return emitOpError("operands and sum must have one type");
   if (failed(verifyRowBias(*this, getRhs(), getRhsBias(), "rhs bias")))
     return failure();
-  if (getRhsBias() && static_cast<int64_t>(getAxis()) !=
-                          getSum().getType().getRank() - 1)
+  if (getRhsBias() && static_cast<int64_t>(getAxis()) != lastAxis(getSum()))
     return emitOpError("a rhs bias needs the norm over the last dimension");
   return verifyTrailingNorm(*this, static_cast<int64_t>(getAxis()),
                             {getScale(), getBias()}, "scale and bias");
