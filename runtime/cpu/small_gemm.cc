@@ -52,8 +52,9 @@ void zeroStrip(const GemmShape &g, const GemmStrip &s, float *c) {
 
 SmallGemmBatch::SmallGemmBatch(const GemmShape &g, int triangle)
     : g_(g), strips_(gemmStrips(g, triangle, ResultStrips::Rows)) {
-  // B as the kernels read it: stored, or transposed into scratch (ld n).
-  libxsmm_blasint ldb = g.tb ? g.n : g.ldb, lda = g.lda, ldc = g.ldc;
+  // B as the kernels read it: stored when contiguous, else copied or
+  // transposed into scratch (ld n).
+  libxsmm_blasint ldb = packsB() ? g.n : g.ldb, lda = g.lda, ldc = g.ldc;
   float alpha = 1.0f, beta = 0.0f;
   int flags = g.ta ? LIBXSMM_GEMM_FLAG_TRANS_B : 0;
   int prefetch = LIBXSMM_GEMM_PREFETCH_NONE;
@@ -68,16 +69,20 @@ SmallGemmBatch::SmallGemmBatch(const GemmShape &g, int triangle)
   }
 }
 
+bool SmallGemmBatch::packsB() const { return g_.tb || g_.ldb != g_.n; }
+
 bool SmallGemmBatch::run(const float *a, const float *b, float *c) const {
   int64_t ldb = g_.ldb;
-  if (g_.tb) {
-    // op(B) = B^T: B is stored n x k (column-major k x n); its transpose,
-    // row-major k x n, is what the kernels read.
+  if (packsB()) {
     thread_local Scratch scratch;
     float *t = static_cast<float *>(scratch.get(g_.k * g_.n * sizeof(float)));
     if (!t)
       return false;
-    libxsmm_otrans(t, b, sizeof(float), g_.k, g_.n, g_.ldb, g_.n);
+    if (g_.tb) // B is stored n x k (column-major k x n): transpose it.
+      libxsmm_otrans(t, b, sizeof(float), g_.k, g_.n, g_.ldb, g_.n);
+    else
+      for (int64_t p = 0; p < g_.k; ++p)
+        std::memcpy(t + p * g_.n, b + p * g_.ldb, g_.n * sizeof(float));
     b = t;
     ldb = g_.n;
   }
