@@ -70,9 +70,58 @@ static void allocateViews(func::FuncOp fn, DenseMap<Value, Value> &views) {
   });
 }
 
+/// pd-concat-in-place's parts of `fn`: each GEMM result a
+/// pd.in_place_parts concat joins, mapped to the concat's result. Fails
+/// (with an error) on such a concat with an input no GEMM writes as its
+/// part, or on a pd.concat_part GEMM whose result no such concat joins:
+/// the lowering would leave the concat unwritten or write past a buffer.
+static LogicalResult collectConcatParts(func::FuncOp fn,
+                                        DenseMap<Value, Value> &partOf) {
+  MLIRContext *ctx = fn.getContext();
+  PDDialect::InPlacePartsAttrHelper inPlace(ctx);
+  PDDialect::ConcatPartAttrHelper concatPart(ctx);
+  WalkResult walk = fn.walk([&](ConcatOp concat) {
+    if (!inPlace.isAttrPresent(concat))
+      return WalkResult::advance();
+    int64_t count = concat.getInputs().size();
+    for (auto [index, input] : llvm::enumerate(concat.getInputs())) {
+      Value root = getInPlaceOperandRoot(input);
+      auto mm = root ? root.getDefiningOp<BatchMatMulOp>() : BatchMatMulOp();
+      DenseI64ArrayAttr part = mm ? concatPart.getAttr(mm) : nullptr;
+      if (!part || part[0] != concat.getAxis() ||
+          part[1] != (int64_t)index || part[2] != count) {
+        concat.emitOpError("has pd.in_place_parts but input ")
+            << index << " is not the result of a pd.batch_matmul with "
+            << "pd.concat_part = [" << concat.getAxis() << ", " << index
+            << ", " << count << "] read only by it";
+        return WalkResult::interrupt();
+      }
+      partOf[root] = concat.getResult();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  walk = fn.walk([&](BatchMatMulOp mm) {
+    if (!concatPart.isAttrPresent(mm) || partOf.count(mm.getResult()))
+      return WalkResult::advance();
+    mm.emitOpError("has pd.concat_part but no pd.in_place_parts concat "
+                   "joins its result");
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 /// Places the values of `fn` that no other region holds in the workspace,
-/// packed by liveness; returns its size.
-static int64_t allocateWorkspace(func::FuncOp fn) {
+/// packed by liveness; returns its size. The parts of an in-place concat
+/// share its home.
+static FailureOr<int64_t> allocateWorkspace(func::FuncOp fn) {
+  DenseMap<Value, Value> partOf;
+  if (failed(collectConcatParts(fn, partOf)))
+    return failure();
+  for (auto [part, whole] : partOf)
+    if (BufferAttr buffer = getBuffer(whole))
+      mlir::pd::setBuffer(part, buffer);
   DenseMap<Value, Value> views;
   allocateViews(fn, views);
   WorkspacePlan plan(
@@ -81,7 +130,8 @@ static int64_t allocateWorkspace(func::FuncOp fn) {
         // Constants live in the stage object, not in the arena.
         return !hasBuffer(v) && !v.getDefiningOp<ConstantOp>();
       },
-      kArenaAlign, [&](Value v) { return views.lookup(v); });
+      kArenaAlign, [&](Value v) { return views.lookup(v); },
+      [&](Value v) { return partOf.lookup(v); });
   for (const WorkspacePlan::Slot &slot : plan.getSlots())
     setBuffer(slot.value, ArenaRegion::Workspace, slot.offset);
   return plan.getPeakBytes();
@@ -286,8 +336,11 @@ void AllocateBuffersPass::runOnOperation() {
     allocateStash(fwd, bwd, regions);
     allocateComm(fwd, regions);
     allocateComm(bwd, regions);
-    regions.workspace =
-        std::max(allocateWorkspace(fwd), allocateWorkspace(bwd));
+    FailureOr<int64_t> fwdWorkspace = allocateWorkspace(fwd);
+    FailureOr<int64_t> bwdWorkspace = allocateWorkspace(bwd);
+    if (failed(fwdWorkspace) || failed(bwdWorkspace))
+      return signalPassFailure();
+    regions.workspace = std::max(*fwdWorkspace, *bwdWorkspace);
   }
   // Tied parameters (owned by several stages) are known once every stage
   // has its parameters.

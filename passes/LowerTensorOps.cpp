@@ -79,6 +79,9 @@ static std::tuple<int64_t, int64_t, int64_t> gatherDims(ArrayRef<int64_t> shape,
 
 /// Writes each concatenated input into its window of the result.
 static LogicalResult lowerConcat(RuntimeCallBuilder &b, ConcatOp c) {
+  // pd-concat-in-place: the GEMMs computing the inputs wrote the result.
+  if (PDDialect::InPlacePartsAttrHelper(c.getContext()).isAttrPresent(c))
+    return success();
   auto out = shapeOf(c);
   int64_t offset = 0, rank = out.size();
   bool isFloat = cast<RankedTensorType>(c.getType()).getElementType().isF32();
@@ -205,15 +208,20 @@ static LogicalResult lowerSlice(RuntimeCallBuilder &b, SliceOp sl) {
 
 /// One pdrt_batch_matmul over the batch of trailing [m, k] x [k, n].
 /// pdrt_batch_matmul_strided for operands or a result stored in another
-/// dim order, operands that are a part of their stored tensor, or a GEMM
-/// that skips a causal triangle.
+/// dim order, operands that are a part of their stored tensor, a result
+/// written as a part of the concat that joins it, or a GEMM that skips a
+/// causal triangle.
 static LogicalResult lowerStridedBatchMatMul(RuntimeCallBuilder &b,
                                              BatchMatMulOp mm) {
   auto a = BatchMatMulOp::stridedOperand(shapeOf(mm.getLhs()), mm.getLhsPerm(),
                                          mm.getTransposeLhs(), mm.getLhsSelect());
   auto bm = BatchMatMulOp::stridedOperand(shapeOf(mm.getRhs()), mm.getRhsPerm(),
                                           mm.getTransposeRhs(), mm.getRhsSelect());
-  auto c = BatchMatMulOp::stridedResult(shapeOf(mm), mm.getResultPerm());
+  std::optional<BatchMatMulOp::ResultPart> whole = mm.getResultPart();
+  auto c = whole ? BatchMatMulOp::stridedResult(whole->stored,
+                                                mm.getResultPerm(),
+                                                ArrayRef(whole->select))
+                 : BatchMatMulOp::stridedResult(shapeOf(mm), mm.getResultPerm());
   if (!a || !bm || !c)
     return mm.emitOpError("has a stored layout no GEMM can read");
   SmallVector<int64_t> lhs = mm.getLogicalLhsShape();
@@ -235,10 +243,16 @@ static LogicalResult lowerStridedBatchMatMul(RuntimeCallBuilder &b,
     return at ? b.offset(b.address(operand), at * elementBytes(operand))
               : b.address(operand);
   };
+  Value aPtr = part(mm.getLhs(), mm.getLhsSelect());
+  Value bPtr = part(mm.getRhs(), mm.getRhsSelect());
+  // A part of a concat's result starts at its offset in the result.
+  int64_t at = whole ? BatchMatMulOp::selectOffset(whole->stored,
+                                                   ArrayRef(whole->select))
+                     : 0;
+  Value result = at ? b.offset(b.address(mm), at * elementBytes(mm))
+                    : b.address(mm);
   b.call(RuntimeFn::pdrt_batch_matmul_strided,
-         {b.ctx(), part(mm.getLhs(), mm.getLhsSelect()),
-          part(mm.getRhs(), mm.getRhsSelect()), b.address(mm),
-          b.descriptor(words)});
+         {b.ctx(), aPtr, bPtr, result, b.descriptor(words)});
   return success();
 }
 
@@ -252,7 +266,8 @@ static_assert(BatchMatMulOp::kCausalBlock == PDRT_CAUSAL_BLOCK,
 
 static LogicalResult lowerBatchMatMul(RuntimeCallBuilder &b, BatchMatMulOp mm) {
   if (mm.getLhsPerm() || mm.getRhsPerm() || mm.getResultPerm() ||
-      mm.getLhsSelect() || mm.getRhsSelect() || mm.getTriangle())
+      mm.getLhsSelect() || mm.getRhsSelect() || mm.getTriangle() ||
+      mm.getResultPart())
     return lowerStridedBatchMatMul(b, mm);
   auto out = shapeOf(mm);
   int64_t m = out[out.size() - 2], n = out.back();

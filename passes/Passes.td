@@ -500,6 +500,33 @@ def FuseBiasGradientsPass : Pass<"pd-fuse-bias-gradients", "::mlir::ModuleOp"> {
   }];
 }
 
+def ConcatInPlacePass : Pass<"pd-concat-in-place", "::mlir::ModuleOp"> {
+  let summary = "Has the batched GEMMs whose results a concat joins write them into its result.";
+  let description = [{
+    A `pd.concat` whose every input is a `pd.batch_matmul`'s result (or a
+    reshape chain of it), each value read once, that the GEMMs can write
+    in place through strides (ConcatOp::getInPlaceParts: attention's dQ,
+    dK and dV joined into the gradient of the fused QKV projection), and
+    whose result is neither sent nor returned (it then lives in the
+    workspace), gets `pd.in_place_parts`, and each GEMM `pd.concat_part =
+    array<i64: axis, index, parts>`: it stores its result as part `index`
+    of a tensor of its stored shape with a dim of `parts` inserted at
+    `axis`, which is the concat's result. pd-allocate-buffers homes the
+    parts in the concat's workspace slot, live from the first part's GEMM
+    on, and the lowering emits no call for the concat: the copy of every
+    input into the result goes. Runs on the stage functions; not in a
+    profiling stage, which times the ops the planner prices (the
+    planner's stage model applies the same rule).
+
+    ```mlir
+    %dq = pd.batch_matmul %ds, %qkv {pd.concat_part = array<i64: 2, 0, 3>, result_perm = array<i64: 0, 2, 1, 3>, ...} : ... -> tensor<8x128x4x64xf32>
+    %dk = ... {pd.concat_part = array<i64: 2, 1, 3>, ...}
+    %dv = ... {pd.concat_part = array<i64: 2, 2, 3>, ...}
+    %c = pd.concat %q2, %k2, %v2 {axis = 2 : i64, pd.in_place_parts} : (tensor<8x128x256xf32>, ...) -> tensor<8x128x768xf32>
+    ```
+  }];
+}
+
 def AccumulateInPlacePass : Pass<"pd-accumulate-in-place", "::mlir::ModuleOp"> {
   let summary = "Computes weight gradients of matmuls and embeddings straight into their accumulators.";
   let description = [{

@@ -4,7 +4,9 @@
 // then first-fit (pd/Support/ArenaRules.h, shared with the planner's
 // memory model): each value, in order of definition, takes the lowest
 // offset that overlaps no value still live. A view (a reshape's result)
-// shares the slot of the value it views, kept live for both.
+// shares the slot of the value it views, kept live for both; a part (a
+// GEMM result written into a later concat's result) shares the concat's
+// slot, which is placed at the first part's definition.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +20,8 @@ using namespace mlir::pd;
 
 WorkspacePlan::WorkspacePlan(func::FuncOp fn,
                              function_ref<bool(Value)> needsWorkspace,
-                             int64_t align, function_ref<Value(Value)> viewOf) {
+                             int64_t align, function_ref<Value(Value)> viewOf,
+                             function_ref<Value(Value)> partOf) {
   Liveness liveness(fn);
   Block &body = fn.getBody().front();
   const LivenessBlockInfo *info = liveness.getLiveness(&body);
@@ -32,16 +35,31 @@ WorkspacePlan::WorkspacePlan(func::FuncOp fn,
         continue;
       // The last op of the block that reads v (its definition if none).
       int64_t end = index[info->getEndOperation(v, &op)];
-      int64_t bytes = getTensorBytes(v.getType());
+      auto alignedBytes = [&](Value x) {
+        return (getTensorBytes(x.getType()) + align - 1) / align * align;
+      };
+      // A whole whose first part has placed its slot.
+      if (auto it = slotOf.find(v); it != slotOf.end()) {
+        slots[it->second].end = std::max(slots[it->second].end, end);
+        continue;
+      }
       int64_t shared = -1;
-      if (Value root = viewOf ? viewOf(v) : Value())
+      if (Value root = viewOf ? viewOf(v) : Value()) {
         if (auto it = slotOf.find(root); it != slotOf.end())
           shared = it->second;
+      } else if (Value whole = partOf ? partOf(v) : Value()) {
+        auto [it, placed] = slotOf.try_emplace(whole, (int64_t)slots.size());
+        if (placed) {
+          slots.push_back({whole, index[&op], end, /*offset=*/0,
+                           alignedBytes(whole)});
+          sharedSlot.push_back(-1);
+        }
+        shared = it->second;
+      }
       slotOf[v] = shared >= 0 ? shared : (int64_t)slots.size();
       if (shared >= 0)
         slots[shared].end = std::max(slots[shared].end, end);
-      slots.push_back({v, index[&op], end, /*offset=*/0,
-                       (bytes + align - 1) / align * align});
+      slots.push_back({v, index[&op], end, /*offset=*/0, alignedBytes(v)});
       sharedSlot.push_back(shared);
     }
   pack();

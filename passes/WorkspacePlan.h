@@ -27,9 +27,13 @@ public:
   /// Plans the results of `fn`'s ops for which `needsWorkspace` holds,
   /// each `align`-byte aligned. A value for which `viewOf` returns another
   /// (a reshape's result, the value it views) shares that value's slot,
-  /// which then stays live until the view's last use too.
+  /// which then stays live until the view's last use too. A value for
+  /// which `partOf` returns a later one (a GEMM result written into the
+  /// concat that joins it, pd-concat-in-place) shares that value's slot,
+  /// which is then live from the first such part's definition.
   WorkspacePlan(func::FuncOp fn, function_ref<bool(Value)> needsWorkspace,
-                int64_t align, function_ref<Value(Value)> viewOf = nullptr);
+                int64_t align, function_ref<Value(Value)> viewOf = nullptr,
+                function_ref<Value(Value)> partOf = nullptr);
 
   ArrayRef<Slot> getSlots() const { return slots; }
   /// The workspace bytes the function needs (the packing's peak).

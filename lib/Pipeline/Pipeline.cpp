@@ -77,6 +77,11 @@ void mlir::pd::addBuffersPhase(OpPassManager &pm,
   // prices.
   if (!options.profileMarks)
     pm.addPass(createFuseBiasGradientsPass());
+  // Batched GEMMs write the results a concat joins into its result
+  // (attention's dQ, dK, dV): its copies go. Not in the profiling stage
+  // either.
+  if (!options.profileMarks)
+    pm.addPass(createConcatInPlacePass());
   // Weight gradients of matmuls add straight into their accumulators.
   pm.addPass(createAccumulateInPlacePass());
   // Give every tensor its region and offset; this sets each stage's exact

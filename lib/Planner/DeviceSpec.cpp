@@ -113,7 +113,10 @@ double mlir::pd::rooflineSeconds(double flops, double bytes,
 
 double mlir::pd::opSeconds(Operation *op, const DeviceSpec &spec) {
   auto cost = dyn_cast<CostOpInterface>(op);
-  if (!cost)
+  // A concat whose inputs its GEMMs wrote in place (pd-concat-in-place)
+  // runs no kernel.
+  if (!cost ||
+      PDDialect::InPlacePartsAttrHelper(op->getContext()).isAttrPresent(op))
     return 0;
   if (FloatAttr s = PDDialect::SecondsAttrHelper(op->getContext()).getAttr(op))
     return s.getValueAsDouble();

@@ -106,6 +106,8 @@ LogicalResult GraphBuilder::addOp(Operation &op) {
   if (auto softmax = dyn_cast<MaskedSoftmaxOp>(op);
       softmax && softmax.getInPlaceInput())
     node.inPlaceResult = 0;
+  if (auto concat = dyn_cast<ConcatOp>(op))
+    node.inPlaceParts = !concat.getInPlaceParts().empty();
   if (auto ref = dyn_cast<ParamRefOp>(op))
     node.param = paramId(ref.getParamAttr());
   else if (auto acc = dyn_cast<AccumulateGradOp>(op))
@@ -290,7 +292,8 @@ static bool sameStructure(const ProgramGraph &a, const ProgramGraph &b) {
         x.owner != y.owner || x.param != y.param || x.costed != y.costed ||
         x.accumulateUser != y.accumulateUser ||
         x.summedProducer != y.summedProducer ||
-        x.inPlaceResult != y.inPlaceResult || x.name != y.name ||
+        x.inPlaceResult != y.inPlaceResult ||
+        x.inPlaceParts != y.inPlaceParts || x.name != y.name ||
         x.measured >= 0 || y.measured >= 0)
       return false;
   }

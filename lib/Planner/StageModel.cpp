@@ -14,6 +14,8 @@
 //    and loses its now-dead pure ops;
 //  - pd-fuse-bias-gradients: a bias gradient summed by the GELU or
 //    layer-norm gradient it reads when both are in the backward;
+//  - pd-concat-in-place: the GEMM results a concat joins written into its
+//    workspace slot, the concat itself free;
 //  - pd-accumulate-in-place and pd-allocate-buffers: regions in the pass's
 //    order (parameters, state, stash, comm) and the workspace packed
 //    first-fit over live ranges.
@@ -48,6 +50,9 @@ struct VOp {
   /// (pd-fuse-bias-gradients), by index in its function: it defines that
   /// op's result too.
   int32_t absorbed = -1;
+  /// A concat whose inputs its GEMMs write in place (pd-concat-in-place):
+  /// it runs no kernel.
+  bool partsInPlace = false;
   uint32_t operandBegin = 0, operandEnd = 0, resultBegin = 0, resultEnd = 0;
 };
 
@@ -68,6 +73,9 @@ struct VFn {
   /// Per value: the value whose workspace slot it shares as a view (-1:
   /// none).
   std::vector<int32_t> viewOf;
+  /// Per value: the concat result a GEMM writes it into, whose workspace
+  /// slot it shares (pd-concat-in-place; -1: none).
+  std::vector<int32_t> partOf;
 
   llvm::ArrayRef<int32_t> operandsOf(const VOp &op) const {
     return llvm::ArrayRef(pool).slice(op.operandBegin,
@@ -516,6 +524,17 @@ static int64_t workspaceBytes(const VFn &fn) {
           std::max(position[fn.vals[v].def], lastUse[v]);
       lastUse[root] = std::max(lastUse[root], end);
     }
+  // A part keeps the concat result's slot live from its own definition:
+  // the slot is placed at the first part (pd-concat-in-place).
+  std::vector<int64_t> firstPart(fn.vals.size(), -1);
+  for (size_t v = 0; v < fn.vals.size(); ++v)
+    if (int32_t whole = fn.partOf[v]; whole >= 0) {
+      int64_t at = position[fn.vals[v].def];
+      lastUse[whole] = std::max({lastUse[whole], at, lastUse[v],
+                                 position[fn.vals[whole].def]});
+      if (firstPart[whole] < 0 || at < firstPart[whole])
+        firstPart[whole] = at;
+    }
   llvm::SmallVector<LiveInterval> intervals;
   auto addInterval = [&](uint32_t v, int64_t at) {
     const VVal &val = fn.vals[v];
@@ -528,8 +547,15 @@ static int64_t workspaceBytes(const VFn &fn) {
     const VOp &op = fn.ops[i];
     if (!op.alive)
       continue;
-    for (uint32_t v = op.resultBegin; v < op.resultEnd; ++v)
-      addInterval(v, position[i]);
+    for (uint32_t v = op.resultBegin; v < op.resultEnd; ++v) {
+      if (int32_t whole = fn.partOf[v]; whole >= 0) {
+        if (firstPart[whole] == position[i])
+          addInterval(whole, position[i]);
+        continue;
+      }
+      if (firstPart[v] < 0)
+        addInterval(v, position[i]);
+    }
     if (op.absorbed >= 0)
       addInterval(fn.ops[op.absorbed].resultBegin, position[i]);
   }
@@ -580,6 +606,49 @@ static void fuseBiasGradients(const ProgramGraph &g, VFn &fn) {
       op.alive = false;
       --uses[fn.pool[op.operandBegin]];
     }
+}
+
+/// pd-concat-in-place on a function: a concat the graph marks
+/// inPlaceParts, its result neither sent nor returned, each input the end
+/// of a chain (a GEMM, then reshapes) of this function's ops whose every
+/// value is read once: the GEMM results share the concat result's
+/// workspace slot (partOf) and the concat runs no kernel.
+static void concatInPlace(const ProgramGraph &g, VFn &fn) {
+  fn.partOf.assign(fn.vals.size(), -1);
+  std::vector<int32_t> uses(fn.vals.size(), 0);
+  std::vector<bool> leaves(fn.vals.size(), false); // sent or returned
+  for (const VOp &op : fn.ops)
+    if (op.alive)
+      for (int32_t v : fn.operandsOf(op)) {
+        ++uses[v];
+        leaves[v] = leaves[v] || op.kind == VKind::Send;
+      }
+  for (int32_t v : fn.returned) {
+    ++uses[v];
+    leaves[v] = true;
+  }
+  for (VOp &concat : fn.ops) {
+    if (!concat.alive || concat.kind != VKind::Clone ||
+        !g.ops[concat.orig].inPlaceParts || leaves[concat.resultBegin])
+      continue;
+    std::vector<int32_t> parts;
+    for (int32_t v : fn.operandsOf(concat)) {
+      // getInPlaceOperandRoot: back through reshapes to the GEMM.
+      while (uses[v] == 1 && fn.vals[v].def >= 0 &&
+             fn.ops[fn.vals[v].def].kind == VKind::Clone &&
+             g.ops[fn.ops[fn.vals[v].def].orig].view)
+        v = fn.pool[fn.ops[fn.vals[v].def].operandBegin];
+      int32_t def = fn.vals[v].def;
+      if (uses[v] != 1 || def < 0 || fn.ops[def].kind != VKind::Clone)
+        break;
+      parts.push_back(v);
+    }
+    if (parts.size() != concat.operandEnd - concat.operandBegin)
+      continue;
+    for (int32_t part : parts)
+      fn.partOf[part] = concat.resultBegin;
+    concat.partsInPlace = true;
+  }
 }
 
 /// pd-accumulate-in-place and pd-allocate-buffers on the two functions.
@@ -640,6 +709,8 @@ void Modeler::allocate(int64_t s, VFn &fwd, VFn &bwd, StageSummary &out,
       r.comm += alignArena(v.bytes);
     }
   fuseBiasGradients(g, bwd);
+  concatInPlace(g, fwd);
+  concatInPlace(g, bwd);
   allocateViews(g, fwd);
   allocateViews(g, bwd);
   r.workspace = std::max(workspaceBytes(fwd), workspaceBytes(bwd));
@@ -648,7 +719,7 @@ void Modeler::allocate(int64_t s, VFn &fwd, VFn &bwd, StageSummary &out,
     bool forward = fn == &fwd;
     double &seconds = forward ? out.forwardSeconds : out.backwardSeconds;
     for (const VOp &op : fn->ops) {
-      if (!op.alive)
+      if (!op.alive || op.partsInPlace)
         continue;
       if (op.absorbed >= 0)
         seconds += g.ops[fn->ops[op.absorbed].orig].fusedSeconds;

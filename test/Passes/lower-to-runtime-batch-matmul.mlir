@@ -62,3 +62,39 @@ module attributes {pd.num_stages = 1 : i64} {
 // CHECK-NEXT: %[[CAUSAL:.+]] = llvm.mlir.constant(8 : i64)
 // CHECK-NEXT: %[[BLOCK:.+]] = llvm.mlir.constant(0 : i64)
 // CHECK-NEXT: llvm.call @pdrt_masked_softmax_grad(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[ROWS]], %[[DIM]], %[[SCALE]], %[[CAUSAL]], %[[BLOCK]])
+
+// -----
+
+// pd-concat-in-place: two GEMMs write their [B, T, H, D] results as the
+// parts of the [2, 8, 128] concat (parts' dim at axis 2: [2, 8, 2, 4,
+// 16]), which emits no call. Each descriptor carries C's strides in the
+// concat's result (batch [1024, 16], rows 128 apart); the second part
+// starts 64 elements (256 bytes) in.
+
+module attributes {pd.num_stages = 1 : i64} {
+  func.func @stage0_forward() attributes {pd.phase = #pd.phase<forward>, pd.stage = 0 : i64} {
+    %0 = pd.input 0 "ds" {pd.buffer = #pd.buffer<stash, 0>} : tensor<2x4x8x8xf32>
+    %1 = pd.input 1 "x" {pd.buffer = #pd.buffer<stash, 2048>} : tensor<2x4x8x16xf32>
+    %2 = pd.batch_matmul %0, %1 {pd.buffer = #pd.buffer<workspace, 0>, pd.concat_part = array<i64: 2, 0, 2>, result_perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+    %3 = pd.batch_matmul %0, %1 {pd.buffer = #pd.buffer<workspace, 0>, pd.concat_part = array<i64: 2, 1, 2>, result_perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+    %4 = pd.reshape %2 {pd.buffer = #pd.buffer<workspace, 0>, pd.view} : tensor<2x8x4x16xf32> -> tensor<2x8x64xf32>
+    %5 = pd.reshape %3 {pd.buffer = #pd.buffer<workspace, 0>, pd.view} : tensor<2x8x4x16xf32> -> tensor<2x8x64xf32>
+    %6 = pd.concat %4, %5 {axis = 2 : i64, pd.buffer = #pd.buffer<workspace, 0>, pd.in_place_parts} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x128xf32>
+    return
+  }
+  func.func @stage0_backward() attributes {pd.phase = #pd.phase<backward>, pd.stage = 0 : i64} {
+    %0 = pd.grad_seed {pd.buffer = #pd.buffer<workspace, 0>} : tensor<f32>
+    pd.report_loss %0 : tensor<f32>
+    return
+  }
+}
+
+// CHECK: llvm.mlir.global internal constant @[[PART:__pd_desc_[0-9]+]](dense<[2, 2, 4, 256, 64, 512, 128, 1024, 16, 8, 16, 8, 0, 0, 8, 16, 128, 0]> : tensor<18xi64>)
+// CHECK: llvm.func @pd_stage_forward(%[[CTX:.+]]: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %[[WS:.+]]: !llvm.ptr, %{{.+}}: !llvm.ptr)
+// CHECK: %[[C0:.+]] = llvm.getelementptr %[[WS]][0]
+// CHECK: llvm.call @pdrt_batch_matmul_strided(%[[CTX]], %{{.+}}, %{{.+}}, %[[C0]], %{{.+}})
+// CHECK: %[[C:.+]] = llvm.getelementptr %[[WS]][0]
+// CHECK-NEXT: %[[C1:.+]] = llvm.getelementptr %[[C]][256]
+// CHECK: llvm.call @pdrt_batch_matmul_strided(%[[CTX]], %{{.+}}, %{{.+}}, %[[C1]], %{{.+}})
+// CHECK-NOT: pdrt_scatter
+// CHECK: llvm.return

@@ -85,8 +85,15 @@ verifyContractAttr(function_ref<InFlightDiagnostic()> emitError,
     return is(isa<DenseI64ArrayAttr>(value), "an array of stages");
   if (name == D::AccumulateAttrHelper::getNameStr() ||
       name == D::RecomputeAttrHelper::getNameStr() ||
-      name == D::ViewAttrHelper::getNameStr())
+      name == D::ViewAttrHelper::getNameStr() ||
+      name == D::InPlacePartsAttrHelper::getNameStr())
     return is(isa<UnitAttr>(value), "a unit attribute");
+  if (name == D::ConcatPartAttrHelper::getNameStr()) {
+    auto part = dyn_cast<DenseI64ArrayAttr>(value);
+    return is(part && part.size() == 3 && part[0] >= 0 && part[1] >= 0 &&
+                  part[1] < part[2],
+              "[axis, index, parts] with index < parts");
+  }
   if (name == D::ParamsAttrHelper::getNameStr() ||
       name == D::StateAttrHelper::getNameStr() ||
       name == D::RegionsAttrHelper::getNameStr())

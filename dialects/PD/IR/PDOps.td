@@ -54,6 +54,8 @@ def PD_Dialect : Dialect {
     "::mlir::UnitAttr":$accumulate,       // matmul: accumulates into its output
     "::mlir::UnitAttr":$recompute,        // backward function: reruns its stage's forward
     "::mlir::UnitAttr":$view,             // reshape: its result is its input's memory
+    "::mlir::UnitAttr":$in_place_parts,   // concat: its operands' producers write its result
+    "::mlir::DenseI64ArrayAttr":$concat_part, // batch_matmul: [axis, index, parts] of that result it writes
     "::mlir::DictionaryAttr":$params,     // forward function: parameter layout
     "::mlir::DictionaryAttr":$state,      // forward function: state layout
     "::mlir::DictionaryAttr":$regions,    // forward function: region sizes

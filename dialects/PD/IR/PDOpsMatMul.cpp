@@ -114,16 +114,17 @@ BatchMatMulOp::stridedOperand(ArrayRef<int64_t> stored,
 
 std::optional<BatchMatMulOp::StridedMatrix>
 BatchMatMulOp::stridedResult(ArrayRef<int64_t> stored,
-                             std::optional<ArrayRef<int64_t>> perm) {
+                             std::optional<ArrayRef<int64_t>> perm,
+                             std::optional<ArrayRef<int64_t>> select) {
   // C's dim perm[i] is stored as dim i: C's dim d has the stride of the
   // stored dim that holds it.
-  size_t rank = stored.size();
-  SmallVector<int64_t> storedStrides = computeStrides(stored);
+  auto [selected, selectedStrides] = selectedDims(stored, select);
+  size_t rank = selected.size();
   SmallVector<int64_t> strides(rank), dims(rank);
   for (size_t i = 0; i < rank; ++i) {
     int64_t d = perm ? (*perm)[i] : (int64_t)i;
-    strides[d] = storedStrides[i];
-    dims[d] = stored[i];
+    strides[d] = selectedStrides[i];
+    dims[d] = selected[i];
   }
   int64_t rows = dims[rank - 2], cols = dims[rank - 1];
   if (strides[rank - 1] != 1 && cols != 1)
@@ -133,6 +134,18 @@ BatchMatMulOp::stridedResult(ArrayRef<int64_t> stored,
   layout.ld = rows == 1 ? std::max<int64_t>(cols, 1) : strides[rank - 2];
   layout.batchStrides.assign(strides.begin(), strides.end() - 2);
   return layout;
+}
+
+std::optional<BatchMatMulOp::ResultPart> BatchMatMulOp::getResultPart() {
+  DenseI64ArrayAttr part =
+      PDDialect::ConcatPartAttrHelper(getContext()).getAttr(*this);
+  if (!part || part[0] > getType().getRank())
+    return std::nullopt;
+  ResultPart result;
+  result.stored.assign(getType().getShape().begin(), getType().getShape().end());
+  result.stored.insert(result.stored.begin() + part[0], part[2]);
+  result.select = {part[0], part[1]};
+  return result;
 }
 
 /// Whether `select` ([axis, index]) picks a part of `stored`.

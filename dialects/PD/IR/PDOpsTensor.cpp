@@ -360,6 +360,34 @@ LogicalResult ConcatOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
 
 int64_t ConcatOp::getFlops() { return 0; }
 
+SmallVector<BatchMatMulOp> ConcatOp::getInPlaceParts() {
+  int64_t axis = getAxis(), count = getInputs().size();
+  Type partType = getInputs().front().getType();
+  PDDialect::ConcatPartAttrHelper concatPart(getContext());
+  SmallVector<BatchMatMulOp> parts;
+  for (auto [index, input] : llvm::enumerate(getInputs())) {
+    Value root = getInPlaceOperandRoot(input);
+    auto mm = root ? root.getDefiningOp<BatchMatMulOp>() : BatchMatMulOp();
+    if (!mm || input.getType() != partType || concatPart.isAttrPresent(mm))
+      return {};
+    ArrayRef<int64_t> stored = mm.getType().getShape();
+    ArrayRef<int64_t> in = cast<RankedTensorType>(partType).getShape();
+    if (axis >= (int64_t)stored.size() ||
+        stored.take_front(axis) != in.take_front(axis))
+      return {};
+    // The result as a tensor of the GEMM's stored shape with the parts'
+    // dim inserted at `axis` (the reshapes only regroup the dims after it).
+    SmallVector<int64_t> whole(stored);
+    whole.insert(whole.begin() + axis, count);
+    int64_t select[] = {axis, (int64_t)index};
+    if (!BatchMatMulOp::stridedResult(whole, mm.getResultPerm(),
+                                      ArrayRef<int64_t>(select)))
+      return {};
+    parts.push_back(mm);
+  }
+  return parts;
+}
+
 //===----------------------------------------------------------------------===//
 // CompareOp and CastOp
 //===----------------------------------------------------------------------===//

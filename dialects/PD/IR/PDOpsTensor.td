@@ -207,11 +207,24 @@ def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
     /// (0 without one).
     static int64_t selectOffset(::llvm::ArrayRef<int64_t> stored,
                                 std::optional<::llvm::ArrayRef<int64_t>> select);
-    /// The layout of a result stored as transpose(C, perm); none unless
-    /// C's columns stay innermost.
+    /// The layout of a result stored as transpose(C, perm), or as that
+    /// part of `stored` at a select ([axis, index]); none unless C's
+    /// columns stay innermost.
     static std::optional<StridedMatrix>
     stridedResult(::llvm::ArrayRef<int64_t> stored,
-                  std::optional<::llvm::ArrayRef<int64_t>> perm);
+                  std::optional<::llvm::ArrayRef<int64_t>> perm,
+                  std::optional<::llvm::ArrayRef<int64_t>> select = {});
+
+    /// Where the result is stored when pd-concat-in-place has it written
+    /// into the pd.concat that reads it (`pd.concat_part` = [axis, index,
+    /// parts]): part `index` along `axis` of `stored`, the result's shape
+    /// with a dim of `parts` inserted at `axis`. None without the
+    /// attribute.
+    struct ResultPart {
+      ::llvm::SmallVector<int64_t> stored;
+      ::llvm::SmallVector<int64_t, 2> select;
+    };
+    std::optional<ResultPart> getResultPart();
   }];
   let hasVerifier = 1;
 }
@@ -271,6 +284,16 @@ def PD_ConcatOp : PD_Op<"concat", [Pure,
   let arguments = (ins Variadic<PD_AnyTensor>:$inputs, I64Attr:$axis);
   let results = (outs PD_AnyTensor:$result);
   let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $result)";
+  let extraClassDeclaration = [{
+    /// The pd.batch_matmul computing each input, when every input is one's
+    /// result (or a reshape chain of it, each value read once:
+    /// getInPlaceOperandRoot), the inputs are of one shape, and each GEMM
+    /// can write its input into this op's result through strides (the
+    /// reshapes keep the dims before `axis`, and C's columns stay
+    /// innermost): pd-concat-in-place has them write it there. Empty
+    /// otherwise.
+    ::llvm::SmallVector<BatchMatMulOp> getInPlaceParts();
+  }];
   let hasVerifier = 1;
   let hasFolder = 1;
 }

@@ -48,6 +48,11 @@ struct ProgramGraph {
     /// logits (getInPlaceLogits), 0 for a masked_softmax over its scores
     /// (getInPlaceInput); -1 otherwise.
     int8_t inPlaceResult = -1;
+    /// A pd.concat whose inputs batched GEMMs can write in place
+    /// (ConcatOp::getInPlaceParts): pd-concat-in-place drops its copies
+    /// when its result stays in the workspace and each input's chain is
+    /// computed in the same stage function.
+    bool inPlaceParts = false;
     int32_t owner = -1;    ///< The forward op it is or differentiates.
     int32_t chainPos = -1; ///< Position in `chain` (forward compute ops).
     int32_t param = -1;    ///< Parameter a param_ref/accumulate_grad names.

@@ -1,0 +1,55 @@
+//===- ConcatInPlace.cpp - GEMM results written into their concat -*- C++ -*-=//
+//
+// pd-concat-in-place: a pd.concat whose inputs batched GEMMs can write in
+// place (ConcatOp::getInPlaceParts), and whose result is neither sent nor
+// returned, gets pd.in_place_parts and its GEMMs pd.concat_part; the
+// buffer allocator and the lowering then drop the concat's copies.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/PD/IR/PDOps.h"
+#include "passes/Passes.h"
+
+namespace mlir::pd {
+#define GEN_PASS_DEF_CONCATINPLACEPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::pd
+
+using namespace mlir;
+using namespace mlir::pd;
+
+namespace {
+
+struct ConcatInPlacePass
+    : public mlir::pd::impl::ConcatInPlacePassBase<ConcatInPlacePass> {
+  using ConcatInPlacePassBase::ConcatInPlacePassBase;
+  void runOnOperation() override;
+};
+
+} // namespace
+
+/// Whether `concat`'s result stays in the workspace: no stash slot (the
+/// forward's return) or comm buffer (a send) holds it.
+static bool staysInWorkspace(ConcatOp concat) {
+  return llvm::none_of(concat->getUsers(), [](Operation *user) {
+    return isa<SendOp, func::ReturnOp>(user);
+  });
+}
+
+void ConcatInPlacePass::runOnOperation() {
+  MLIRContext *ctx = &getContext();
+  PDDialect::InPlacePartsAttrHelper inPlace(ctx);
+  PDDialect::ConcatPartAttrHelper concatPart(ctx);
+  getOperation().walk([&](ConcatOp concat) {
+    if (!staysInWorkspace(concat))
+      return;
+    SmallVector<BatchMatMulOp> parts = concat.getInPlaceParts();
+    if (parts.empty())
+      return;
+    inPlace.setAttr(concat, UnitAttr::get(ctx));
+    int64_t count = parts.size();
+    for (auto [index, mm] : llvm::enumerate(parts))
+      concatPart.setAttr(mm, DenseI64ArrayAttr::get(
+                                 ctx, {concat.getAxis(), (int64_t)index, count}));
+  });
+}
