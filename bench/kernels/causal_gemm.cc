@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -98,4 +99,37 @@ int main(int argc, char **argv) {
   }
   std::printf("| all six | %.3f | %.3f | %.3f | %.3f | %.2f |\n", total[0] * 1e3,
               total[1] * 1e3, total[2] * 1e3, total[3] * 1e3, total[1] / total[3]);
+
+  // dV, dQ and dK as pd-concat-in-place runs them, written into the QKV
+  // projection's gradient through its strides (as above), against three
+  // [B, T, H, D] results and the concat that copies them into it.
+  AlignedVector parts(3 * B * T * H * D);
+  std::vector<Gemm> apart(gemms.begin() + 3, gemms.end());
+  for (size_t i = 0; i < apart.size(); ++i) {
+    apart[i].c = parts.data() + i * B * T * H * D;
+    apart[i].ldc = H * D;
+    copy(po, apart[i].cs);
+  }
+  auto gemmsOf = [&](const std::vector<Gemm> &list) {
+    for (const Gemm &g : list) {
+      const int64_t desc[] = {2,       B,       H,       g.as[0], g.as[1],
+                              g.bs[0], g.bs[1], g.cs[0], g.cs[1], g.m,
+                              g.n,     g.k,     g.ta,    g.tb,    g.lda,
+                              g.ldb,   g.ldc,   g.triangle};
+      pdrt_batch_matmul_strided(nullptr, g.a, g.b, g.c, desc);
+    }
+  };
+  double inPlace = seconds([&] { gemmsOf(std::vector<Gemm>(gemms.begin() + 3, gemms.end())); }, 20);
+  double copied = seconds([&] {
+    gemmsOf(apart);
+    // dQ, dK, dV (parts 1, 2, 0 above) row by row into [B, T, 3, H, D].
+    const float *from[3] = {parts.data() + B * T * H * D,
+                            parts.data() + 2 * B * T * H * D, parts.data()};
+    for (int64_t r = 0; r < B * T; ++r)
+      for (int p = 0; p < 3; ++p)
+        std::memcpy(dqkv.data() + r * row + p * H * D, from[p] + r * H * D,
+                    H * D * sizeof(float));
+  }, 20);
+  std::printf("\ndV, dQ, dK and their concat: %.3f ms written in place, "
+              "%.3f ms apart and copied\n", inPlace * 1e3, copied * 1e3);
 }
