@@ -114,7 +114,8 @@ static LogicalResult collectConcatParts(func::FuncOp fn,
 
 /// Places the values of `fn` that no other region holds in the workspace,
 /// packed by liveness; returns its size. The parts of an in-place concat
-/// share its home.
+/// share its home; a gradient kernel that may write its result over a
+/// dying operand (getOverwritableOperand) does.
 static FailureOr<int64_t> allocateWorkspace(func::FuncOp fn) {
   DenseMap<Value, Value> partOf;
   if (failed(collectConcatParts(fn, partOf)))
@@ -131,7 +132,12 @@ static FailureOr<int64_t> allocateWorkspace(func::FuncOp fn) {
         return !hasBuffer(v) && !v.getDefiningOp<ConstantOp>();
       },
       kArenaAlign, [&](Value v) { return views.lookup(v); },
-      [&](Value v) { return partOf.lookup(v); });
+      [&](Value v) { return partOf.lookup(v); },
+      [](Value v) {
+        Operation *op = v.getDefiningOp();
+        return op && v == op->getResult(0) ? getOverwritableOperand(op)
+                                           : Value();
+      });
   for (const WorkspacePlan::Slot &slot : plan.getSlots())
     setBuffer(slot.value, ArenaRegion::Workspace, slot.offset);
   return plan.getPeakBytes();

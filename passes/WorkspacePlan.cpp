@@ -6,13 +6,16 @@
 // offset that overlaps no value still live. A view (a reshape's result)
 // shares the slot of the value it views, kept live for both; a part (a
 // GEMM result written into a later concat's result) shares the concat's
-// slot, which is placed at the first part's definition.
+// slot, which is placed at the first part's definition; a result its
+// kernel may write over an operand that dies at its op takes that
+// operand's slot.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/WorkspacePlan.h"
 #include "dialects/PD/IR/PDOps.h"
 #include "mlir/Analysis/Liveness.h"
+#include "llvm/ADT/DenseSet.h"
 #include "pd/Support/ArenaRules.h"
 
 using namespace mlir;
@@ -21,7 +24,8 @@ using namespace mlir::pd;
 WorkspacePlan::WorkspacePlan(func::FuncOp fn,
                              function_ref<bool(Value)> needsWorkspace,
                              int64_t align, function_ref<Value(Value)> viewOf,
-                             function_ref<Value(Value)> partOf) {
+                             function_ref<Value(Value)> partOf,
+                             function_ref<Value(Value)> overwrites) {
   Liveness liveness(fn);
   Block &body = fn.getBody().front();
   const LivenessBlockInfo *info = liveness.getLiveness(&body);
@@ -29,6 +33,7 @@ WorkspacePlan::WorkspacePlan(func::FuncOp fn,
   for (auto [i, op] : llvm::enumerate(body))
     index[&op] = i;
   DenseMap<Value, int64_t> slotOf;
+  DenseSet<int64_t> wholes; // slots placed by a concat's first part
   for (Operation &op : body)
     for (Value v : op.getResults()) {
       if (!needsWorkspace(v))
@@ -50,11 +55,19 @@ WorkspacePlan::WorkspacePlan(func::FuncOp fn,
       } else if (Value whole = partOf ? partOf(v) : Value()) {
         auto [it, placed] = slotOf.try_emplace(whole, (int64_t)slots.size());
         if (placed) {
+          wholes.insert(slots.size());
           slots.push_back({whole, index[&op], end, /*offset=*/0,
                            alignedBytes(whole)});
           sharedSlot.push_back(-1);
         }
         shared = it->second;
+      } else if (Value operand = overwrites ? overwrites(v) : Value()) {
+        // The operand's slot, if this op is its last reader.
+        auto it = slotOf.find(operand);
+        if (it != slotOf.end() && !wholes.count(it->second) &&
+            slots[it->second].end == index[&op] &&
+            slots[it->second].size >= alignedBytes(v))
+          shared = it->second;
       }
       slotOf[v] = shared >= 0 ? shared : (int64_t)slots.size();
       if (shared >= 0)

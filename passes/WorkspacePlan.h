@@ -30,10 +30,14 @@ public:
   /// which then stays live until the view's last use too. A value for
   /// which `partOf` returns a later one (a GEMM result written into the
   /// concat that joins it, pd-concat-in-place) shares that value's slot,
-  /// which is then live from the first such part's definition.
+  /// which is then live from the first such part's definition. A value
+  /// for which `overwrites` returns an operand of its op (whose kernel may
+  /// write it over that operand) takes the operand's slot when that op is
+  /// the slot's last reader and the slot is large enough.
   WorkspacePlan(func::FuncOp fn, function_ref<bool(Value)> needsWorkspace,
                 int64_t align, function_ref<Value(Value)> viewOf = nullptr,
-                function_ref<Value(Value)> partOf = nullptr);
+                function_ref<Value(Value)> partOf = nullptr,
+                function_ref<Value(Value)> overwrites = nullptr);
 
   ArrayRef<Slot> getSlots() const { return slots; }
   /// The workspace bytes the function needs (the packing's peak).

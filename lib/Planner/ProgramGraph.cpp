@@ -108,6 +108,12 @@ LogicalResult GraphBuilder::addOp(Operation &op) {
     node.inPlaceResult = 0;
   if (auto concat = dyn_cast<ConcatOp>(op))
     node.inPlaceParts = !concat.getInPlaceParts().empty();
+  if (mlir::Value x = getOverwritableOperand(&op))
+    for (OpOperand &use : op.getOpOperands())
+      if (use.get() == x) {
+        node.overwritableOperand = use.getOperandNumber();
+        break;
+      }
   if (auto ref = dyn_cast<ParamRefOp>(op))
     node.param = paramId(ref.getParamAttr());
   else if (auto acc = dyn_cast<AccumulateGradOp>(op))
@@ -293,7 +299,8 @@ static bool sameStructure(const ProgramGraph &a, const ProgramGraph &b) {
         x.accumulateUser != y.accumulateUser ||
         x.summedProducer != y.summedProducer ||
         x.inPlaceResult != y.inPlaceResult ||
-        x.inPlaceParts != y.inPlaceParts || x.name != y.name ||
+        x.inPlaceParts != y.inPlaceParts ||
+        x.overwritableOperand != y.overwritableOperand || x.name != y.name ||
         x.measured >= 0 || y.measured >= 0)
       return false;
   }

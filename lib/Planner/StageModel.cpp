@@ -18,7 +18,8 @@
 //    workspace slot, the concat itself free;
 //  - pd-accumulate-in-place and pd-allocate-buffers: regions in the pass's
 //    order (parameters, state, stash, comm) and the workspace packed
-//    first-fit over live ranges.
+//    first-fit over live ranges, gradient kernels writing over operands
+//    that die at them.
 // Keep this file in step with those passes; pdc compares the two on every
 // plan it writes and tests run that comparison over the model zoo.
 //
@@ -502,7 +503,44 @@ static void allocateViews(const ProgramGraph &g, VFn &fn) {
 /// live in the stage object), live from their definition to their last
 /// use (the return included), views sharing their input's slot, packed
 /// first-fit.
-static int64_t workspaceBytes(const VFn &fn) {
+/// pd-allocate-buffers' overwritten operands (getOverwritableOperand): in
+/// op order, a result whose op may write it over an operand takes the
+/// operand's workspace slot (slotRoot) when the op is the slot's last
+/// reader (`end`: each slot's last reader so far, merged as slots are
+/// shared) and the slot, not a concat's (firstPart), is large enough.
+static void overwriteDyingOperands(const ProgramGraph &g, const VFn &fn,
+                                   ArrayRef<int64_t> position,
+                                   ArrayRef<int64_t> firstPart,
+                                   std::vector<int64_t> &end,
+                                   std::vector<int32_t> &slotRoot) {
+  auto rootOf = [&](int32_t v) {
+    int32_t r = fn.viewOf[v] >= 0 ? fn.viewOf[v] : v;
+    while (slotRoot[r] != r)
+      r = slotRoot[r];
+    return r;
+  };
+  auto inWorkspace = [&](int32_t v) {
+    const VVal &val = fn.vals[v];
+    return val.def >= 0 && val.home == Home::None && !val.constant &&
+           fn.partOf[v] < 0 && firstPart[v] < 0;
+  };
+  for (size_t i = 0; i < fn.ops.size(); ++i) {
+    const VOp &op = fn.ops[i];
+    if (!op.alive || op.kind != VKind::Clone ||
+        g.ops[op.orig].overwritableOperand < 0)
+      continue;
+    int32_t v = op.resultBegin;
+    int32_t x = fn.pool[op.operandBegin + g.ops[op.orig].overwritableOperand];
+    int32_t r = rootOf(x);
+    if (!inWorkspace(v) || !inWorkspace(r) || end[r] != position[i] ||
+        alignArena(fn.vals[r].bytes) < alignArena(fn.vals[v].bytes))
+      continue;
+    slotRoot[v] = r;
+    end[r] = std::max(end[r], end[v]);
+  }
+}
+
+static int64_t workspaceBytes(const ProgramGraph &g, const VFn &fn) {
   std::vector<int64_t> position(fn.ops.size(), -1);
   int64_t next = 0;
   for (size_t i = 0; i < fn.ops.size(); ++i)
@@ -535,10 +573,19 @@ static int64_t workspaceBytes(const VFn &fn) {
       if (firstPart[whole] < 0 || at < firstPart[whole])
         firstPart[whole] = at;
     }
+  // Each value's end as a slot (its definition if never read).
+  for (size_t v = 0; v < fn.vals.size(); ++v)
+    if (fn.vals[v].def >= 0 && fn.ops[fn.vals[v].def].alive)
+      lastUse[v] = std::max(lastUse[v], position[fn.vals[v].def]);
+  std::vector<int32_t> slotRoot(fn.vals.size());
+  for (size_t v = 0; v < fn.vals.size(); ++v)
+    slotRoot[v] = v;
+  overwriteDyingOperands(g, fn, position, firstPart, lastUse, slotRoot);
   llvm::SmallVector<LiveInterval> intervals;
   auto addInterval = [&](uint32_t v, int64_t at) {
     const VVal &val = fn.vals[v];
-    if (val.home != Home::None || val.constant || fn.viewOf[v] >= 0)
+    if (val.home != Home::None || val.constant || fn.viewOf[v] >= 0 ||
+        slotRoot[v] != (int32_t)v)
       return;
     intervals.push_back(
         {at, std::max(at, lastUse[v]), alignArena(val.bytes), 0});
@@ -713,7 +760,7 @@ void Modeler::allocate(int64_t s, VFn &fwd, VFn &bwd, StageSummary &out,
   concatInPlace(g, bwd);
   allocateViews(g, fwd);
   allocateViews(g, bwd);
-  r.workspace = std::max(workspaceBytes(fwd), workspaceBytes(bwd));
+  r.workspace = std::max(workspaceBytes(g, fwd), workspaceBytes(g, bwd));
   // Time and what the stage receives.
   for (const VFn *fn : {&fwd, &bwd}) {
     bool forward = fn == &fwd;

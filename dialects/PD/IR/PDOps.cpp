@@ -284,5 +284,13 @@ Value mlir::pd::getInPlaceOperandRoot(Value operand) {
   }
 }
 
+Value mlir::pd::getOverwritableOperand(Operation *op) {
+  if (auto gelu = dyn_cast<GeluGradOp>(op))
+    return gelu.getGrad();
+  if (auto softmax = dyn_cast<MaskedSoftmaxGradOp>(op))
+    return softmax.getGrad();
+  return {};
+}
+
 #define GET_OP_CLASSES
 #include "dialects/PD/IR/PDOps.cpp.inc"

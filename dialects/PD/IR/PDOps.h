@@ -54,6 +54,14 @@ void setBuffer(Value v, BufferAttr buffer);
 /// parameter, an input or a received tensor); null otherwise.
 Value getInPlaceOperandRoot(Value operand);
 
+/// The operand whose workspace slot `op`'s first result may take when `op`
+/// is that operand's last reader: its kernel reads each element (or row)
+/// of the operand before it writes the result's, and the two are of one
+/// type (pd.gelu_grad and pd.masked_softmax_grad over their incoming
+/// gradient); null for other ops. pd-allocate-buffers and the planner's
+/// stage model apply it.
+Value getOverwritableOperand(Operation *op);
+
 /// An integer contract attribute (pd.op_id, pd.grad_of, pd.stage,
 /// pd.grad_offset) of `op` through its generated helper, e.g.
 /// `getContractInt<PDDialect::StageAttrHelper>(op)`; nullopt if absent.

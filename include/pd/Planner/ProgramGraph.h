@@ -53,6 +53,9 @@ struct ProgramGraph {
     /// when its result stays in the workspace and each input's chain is
     /// computed in the same stage function.
     bool inPlaceParts = false;
+    /// The operand its first result may be written over when the operand
+    /// dies at it (getOverwritableOperand); -1: none.
+    int8_t overwritableOperand = -1;
     int32_t owner = -1;    ///< The forward op it is or differentiates.
     int32_t chainPos = -1; ///< Position in `chain` (forward compute ops).
     int32_t param = -1;    ///< Parameter a param_ref/accumulate_grad names.

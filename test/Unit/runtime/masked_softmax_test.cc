@@ -121,6 +121,31 @@ TEST(MaskedSoftmax, CausalEqualsUnfusedBitForBit) {
   EXPECT_EQ(fused, unfused);
 }
 
+// The gradient written over dy (pd-allocate-buffers gives dx dy's slot
+// when dy dies at the softmax gradient: getOverwritableOperand): bit for
+// bit the out-of-place kernel, dense and causal with diagonal blocks.
+TEST(MaskedSoftmax, GradientOverItsIncomingGradientBitForBit) {
+  const int64_t t = 45, rows = 2 * t;
+  std::vector<float> x = randomScores(rows * t, 15), y(rows * t);
+  pdrt_masked_softmax(nullptr, x.data(), nullptr, y.data(), rows, t, t, 0.125f,
+                      0);
+  for (auto [causalRows, block] : {std::pair<int64_t, int64_t>{0, 0}, {t, 32}}) {
+    std::vector<float> dy = randomScores(rows * t, 16), dx(rows * t, 0.0f);
+    pdrt_masked_softmax_grad(nullptr, dy.data(), y.data(), dx.data(), rows, t,
+                             0.125f, causalRows, block);
+    pdrt_masked_softmax_grad(nullptr, dy.data(), y.data(), dy.data(), rows, t,
+                             0.125f, causalRows, block);
+    for (int64_t r = 0; r < rows; ++r) {
+      // Past a causal row's diagonal block neither is written.
+      int64_t i = r % t,
+              end = block ? std::min((i / block + 1) * block, t) : t;
+      for (int64_t k = 0; k < end; ++k)
+        ASSERT_EQ(dy[r * t + k], dx[r * t + k])
+            << "causal rows " << causalRows << " row " << r << " col " << k;
+    }
+  }
+}
+
 TEST(MaskedSoftmax, GradientIsScaledSoftmaxGradient) {
   const int64_t t = 13, rows = 2 * t;
   std::vector<float> x = randomScores(rows * t, 5), dy = randomScores(rows * t, 6);
