@@ -532,6 +532,9 @@ void normalizeAll(const float *x, const float *g, const float *b, float *y,
 
 /// The gradient of R rows of layer norm: dx, and their terms added to dg
 /// and db in row order; each row of dx also added to dsum when not null.
+/// dx may be dy: every read of dy's R rows but the last loop's comes
+/// first, and that loop reads each element before it writes it (so dy and
+/// dx are not restrict there).
 template <int R>
 void normGradRows(const float *dy, const float *x, const float *g,
                   const float *addend, float *dx, float *dg, float *db,
@@ -568,8 +571,8 @@ void normGradRows(const float *dy, const float *x, const float *g,
       },
       sums);
   for (int r = 0; r < R; ++r) {
-    const float *__restrict xr = x + r * cols, *__restrict dyr = dy + r * cols;
-    float *__restrict dxr = dx + r * cols;
+    const float *__restrict xr = x + r * cols, *dyr = dy + r * cols;
+    float *dxr = dx + r * cols;
     const float mr = mean[r], sr = rstd[r];
     const float meanDn = (float)(sums[2 * r] / cols);
     const float meanDnX = (float)(sums[2 * r + 1] / cols);
@@ -579,7 +582,7 @@ void normGradRows(const float *dy, const float *x, const float *g,
     }
     if (addend) {
       // The residual's gradient, added as pd.add did before the fusion.
-      const float *__restrict ar = addend + r * cols;
+      const float *ar = addend + r * cols;
       for (int64_t c = 0; c < cols; ++c)
         dxr[c] = ar[c] + dxr[c];
     }

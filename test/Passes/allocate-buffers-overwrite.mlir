@@ -1,6 +1,6 @@
 // RUN: pd-opt %s --split-input-file --pd-allocate-buffers="schedule=2bw optimizer=sgd" | FileCheck %s
 
-// Tests that a GELU or masked-softmax gradient whose incoming gradient
+// Tests that a GELU, masked-softmax or layer-norm gradient whose incoming gradient
 // dies at it is written over that gradient (getOverwritableOperand): the
 // result takes the operand's workspace slot, also through a reshape of
 // it, and keeps it live for its own readers; an incoming gradient read
@@ -19,10 +19,16 @@ func.func @stage0_backward() attributes {pd.phase = #pd.phase<backward>, pd.stag
   %r = pd.reshape %ds : tensor<2x4x4xf32> -> tensor<8x4xf32>
   %r2 = pd.reshape %r : tensor<8x4xf32> -> tensor<2x4x4xf32>
   %dx = pd.masked_softmax_grad %r2, %p {scale = 5.000000e-01 : f32} : tensor<2x4x4xf32>
-  %a = pd.reduce_sum %dz {axes = array<i64: 0, 1>} : tensor<4x16xf32> -> tensor<f32>
+  %g = pd.input 2 "g" : tensor<16xf32>
+  %dn, %dgam, %dbet = pd.layer_norm_grad %dz, %z, %g {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<4x16xf32>, tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>, tensor<16xf32>, tensor<16xf32>
+  %a = pd.reduce_sum %dn {axes = array<i64: 0, 1>} : tensor<4x16xf32> -> tensor<f32>
   %b = pd.reduce_sum %dx {axes = array<i64: 0, 1, 2>} : tensor<2x4x4xf32> -> tensor<f32>
+  %c = pd.reduce_sum %dgam {axes = array<i64: 0>} : tensor<16xf32> -> tensor<f32>
+  %d = pd.reduce_sum %dbet {axes = array<i64: 0>} : tensor<16xf32> -> tensor<f32>
   %l = pd.add %a, %b : tensor<f32>, tensor<f32> -> tensor<f32>
-  pd.report_loss %l : tensor<f32>
+  %l2 = pd.add %l, %c : tensor<f32>, tensor<f32> -> tensor<f32>
+  %l3 = pd.add %l2, %d : tensor<f32>, tensor<f32> -> tensor<f32>
+  pd.report_loss %l3 : tensor<f32>
   return
 }
 }
@@ -34,6 +40,8 @@ func.func @stage0_backward() attributes {pd.phase = #pd.phase<backward>, pd.stag
 // CHECK-NEXT: pd.reshape {{.+}} {pd.buffer = #pd.buffer<workspace, [[DS]]>, pd.view}
 // CHECK-NEXT: pd.reshape {{.+}} {pd.buffer = #pd.buffer<workspace, [[DS]]>, pd.view}
 // CHECK-NEXT: pd.masked_softmax_grad {{.+}} {pd.buffer = #pd.buffer<workspace, [[DS]]>, scale
+// CHECK-NEXT: pd.input
+// CHECK-NEXT: pd.layer_norm_grad {{.+}} pd.buffers = [#pd.buffer<workspace, [[DY]]>,
 
 // -----
 

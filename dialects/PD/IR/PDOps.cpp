@@ -289,6 +289,8 @@ Value mlir::pd::getOverwritableOperand(Operation *op) {
     return gelu.getGrad();
   if (auto softmax = dyn_cast<MaskedSoftmaxGradOp>(op))
     return softmax.getGrad();
+  if (auto norm = dyn_cast<LayerNormGradOp>(op))
+    return norm.getGrad();
   return {};
 }
 

@@ -217,6 +217,31 @@ TEST(AddLayerNorm, GradientAddsTheAddendAndSumsItsRows) {
   EXPECT_EQ(ds, ds2);
 }
 
+// The gradient written over dy (pd-allocate-buffers gives dx dy's slot
+// when dy dies at it: getOverwritableOperand), with and without the
+// addend and the row sum: dx, dg, db and the sum bit for bit those of the
+// kernel out of place; 11 rows cover the blocks of four and the rows alone.
+TEST(AddLayerNorm, GradientOverItsIncomingGradientBitForBit) {
+  const int64_t rows = 11, cols = 37;
+  std::vector<float> x = randomVector(rows * cols, 61),
+                     g = randomVector(cols, 62),
+                     addend = randomVector(rows * cols, 63);
+  for (bool withAddend : {false, true}) {
+    std::vector<float> dy = randomVector(rows * cols, 64), dx(rows * cols),
+                       dg(cols), db(cols), ds(cols), dg2(cols), db2(cols),
+                       ds2(cols);
+    const float *a = withAddend ? addend.data() : nullptr;
+    pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), a, dx.data(),
+                         dg.data(), db.data(), ds.data(), rows, cols, 1e-5f);
+    pdrt_layer_norm_grad(nullptr, dy.data(), x.data(), g.data(), a, dy.data(),
+                         dg2.data(), db2.data(), ds2.data(), rows, cols, 1e-5f);
+    EXPECT_EQ(dy, dx) << (withAddend ? "with" : "without") << " addend";
+    EXPECT_EQ(dg, dg2);
+    EXPECT_EQ(db, db2);
+    EXPECT_EQ(ds, ds2);
+  }
+}
+
 // Layer norm takes rows four at a time (their sums interleaved): every
 // row's output and input gradient equal those of the row alone bit for
 // bit, and dg, db the rows' terms added in row order, for widths with and
