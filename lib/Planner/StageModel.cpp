@@ -499,10 +499,6 @@ static void allocateViews(const ProgramGraph &g, VFn &fn) {
   }
 }
 
-/// The workspace of one function: values no other region holds (constants
-/// live in the stage object), live from their definition to their last
-/// use (the return included), views sharing their input's slot, packed
-/// first-fit.
 /// pd-allocate-buffers' overwritten operands (getOverwritableOperand): in
 /// op order, a result whose op may write it over an operand takes the
 /// operand's workspace slot (slotRoot) when the op is the slot's last
@@ -540,6 +536,11 @@ static void overwriteDyingOperands(const ProgramGraph &g, const VFn &fn,
   }
 }
 
+/// The workspace of one function: values no other region holds (constants
+/// live in the stage object), live from their definition to their last
+/// use (the return included), views sharing their input's slot, an
+/// in-place concat's parts its slot, gradients their dying operand's,
+/// packed first-fit.
 static int64_t workspaceBytes(const ProgramGraph &g, const VFn &fn) {
   std::vector<int64_t> position(fn.ops.size(), -1);
   int64_t next = 0;
