@@ -34,15 +34,15 @@ WorkspacePlan::WorkspacePlan(func::FuncOp fn,
     index[&op] = i;
   DenseMap<Value, int64_t> slotOf;
   DenseSet<int64_t> wholes; // slots placed by a concat's first part
+  auto alignedBytes = [&](Value x) {
+    return (getTensorBytes(x.getType()) + align - 1) / align * align;
+  };
   for (Operation &op : body)
     for (Value v : op.getResults()) {
       if (!needsWorkspace(v))
         continue;
       // The last op of the block that reads v (its definition if none).
       int64_t end = index[info->getEndOperation(v, &op)];
-      auto alignedBytes = [&](Value x) {
-        return (getTensorBytes(x.getType()) + align - 1) / align * align;
-      };
       // A whole whose first part has placed its slot.
       if (auto it = slotOf.find(v); it != slotOf.end()) {
         slots[it->second].end = std::max(slots[it->second].end, end);
