@@ -2,7 +2,8 @@
 //
 // pd-insert-profile-marks: a pd.profile_mark before every costed op that
 // carries pd.profile_id, and one (id -1) before each stage function's
-// return; the ids are removed.
+// return; the ids are removed. With every-op, a mark with a fresh id
+// before every op that does work (pdc --instrument-ops).
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,8 +49,36 @@ static void markFunction(func::FuncOp fn) {
   }
 }
 
+/// Whether `op` costs nothing at run time: a view, a parameter read, a
+/// constant (or a mark already there).
+static bool isFree(Operation *op) {
+  if (isa<ParamRefOp, ConstantOp, ProfileMarkOp>(op))
+    return true;
+  return isa<ReshapeOp>(op) &&
+         PDDialect::ViewAttrHelper(op->getContext()).isAttrPresent(op);
+}
+
+/// every-op: a mark numbered from `next` before every op of `fn` that does
+/// work, -1 before its return.
+static void markEveryOp(func::FuncOp fn, int64_t &next) {
+  OpBuilder b(fn.getContext());
+  for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
+    bool end = op.hasTrait<OpTrait::IsTerminator>();
+    if (!end && isFree(&op))
+      continue;
+    b.setInsertionPoint(&op);
+    b.create<ProfileMarkOp>(op.getLoc(), b.getI64IntegerAttr(end ? -1 : next++));
+  }
+}
+
 void InsertProfileMarksPass::runOnOperation() {
-  for (auto fn : getOperation().getOps<func::FuncOp>())
-    if (PDDialect::PhaseAttrHelper(&getContext()).getAttr(fn))
+  int64_t next = 0;
+  for (auto fn : getOperation().getOps<func::FuncOp>()) {
+    if (!PDDialect::PhaseAttrHelper(&getContext()).getAttr(fn))
+      continue;
+    if (everyOp)
+      markEveryOp(fn, next);
+    else
       markFunction(fn);
+  }
 }

@@ -471,7 +471,19 @@ def InsertProfileMarksPass : Pass<"pd-insert-profile-marks", "::mlir::ModuleOp">
     pd.profile_mark 7
     %y = pd.matmul %x, %w : ...
     ```
+
+    With `every-op` (pdc --instrument-ops, on the allocated stage
+    functions of a real plan) the ops need no ids: every op that does work
+    gets a mark, numbered 0, 1, ... over the module in function order, so
+    that a real run times its GEMMs, elementwise kernels, sends, receives
+    and stash copies each on its own. Views (reshapes marked `pd.view`),
+    parameter reads and constants, which cost nothing, get none.
   }];
+  let options = [
+    Option<"everyOp", "every-op", "bool", /*default=*/"false",
+           "Number and mark every op that does work, not only those with "
+           "a pd.profile_id">
+  ];
 }
 
 def FuseBiasGradientsPass : Pass<"pd-fuse-bias-gradients", "::mlir::ModuleOp"> {

@@ -107,7 +107,7 @@ LogicalResult mlir::pd::writeLauncher(Location loc, StringRef dir,
      << "#            [--data DIR | --synthetic] [--save-onnx OUT.onnx]\n"
      << "#            [--print-memory] [--model M.onnx] [--hostfile FILE]\n"
      << "#            [--synthetic-weights] [--check-ties] [--dump-grads DIR]\n"
-     << "#            [--trace FILE] [--comm thread|sync]\n"
+     << "#            [--trace FILE] [--profile-ops FILE] [--comm thread|sync]\n"
      << "#            [-- extra mpirun/srun arguments]\n"
      << "# Under SLURM (SLURM_JOB_ID set) it uses srun --multi-prog unless\n"
      << "# PDC_USE_MPIRUN is set.\n"

@@ -12,6 +12,7 @@
 
 #include "pd/Pipeline/Compiler.h"
 #include "PlanDirectory.h"
+#include "InstrumentOps.h"
 #include "Phases.h"
 #include "PlanSearch.h"
 #include "OpProfile.h"
@@ -189,6 +190,11 @@ static LogicalResult writePlan(ModuleOp module, const CompilerOptions &o,
   if (failed(dir) || failed(dir->writeFile("plan.json", docs.plan)) ||
       failed(dir->writeFile("trace.json", docs.trace)))
     return failure();
+  if (o.instrumentOps && !o.planOnly) {
+    FailureOr<std::string> ops = instrumentOps(module, docs.prediction.spec);
+    if (failed(ops) || failed(dir->writeFile("ops.json", *ops)))
+      return failure();
+  }
   TimingScope codegenTiming = timing.nest("code generation");
   if (!o.planOnly && failed(writeExecutables(module, docs.stages, o, *dir)))
     return failure();
@@ -204,7 +210,7 @@ static LogicalResult writePlan(ModuleOp module, const CompilerOptions &o,
     out << " (plan.json, trace.json)\n";
   else
     out << " (plan.json, trace.json, run, stage0..stage" << o.stages - 1
-        << ")\n";
+        << (o.instrumentOps ? ", ops.json" : "") << ")\n";
   return success();
 }
 

@@ -257,9 +257,13 @@ static FailureOr<std::map<int64_t, double>> readOpTimesOf(Location loc,
     llvm::consumeError(json.takeError());
     return emitError(loc, "--profile: unreadable op times in ") << path;
   }
+  // {"ranks": [{..., "ops": [...]}]}: the profiling stage runs as one rank.
   std::map<int64_t, double> times;
-  const llvm::json::Array *ops =
-      json->getAsObject() ? json->getAsObject()->getArray("ops") : nullptr;
+  const llvm::json::Array *ranks =
+      json->getAsObject() ? json->getAsObject()->getArray("ranks") : nullptr;
+  const llvm::json::Object *rank =
+      ranks && !ranks->empty() ? ranks->front().getAsObject() : nullptr;
+  const llvm::json::Array *ops = rank ? rank->getArray("ops") : nullptr;
   for (const llvm::json::Value &v : ops ? *ops : llvm::json::Array()) {
     const llvm::json::Object *op = v.getAsObject();
     if (!op)

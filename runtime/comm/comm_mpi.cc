@@ -94,6 +94,25 @@ Status recvBytes(void *buf, int64_t bytes, int source, int tag) {
   return Status::ok();
 }
 
+Status gatherToRankZero(std::string mine, int rank, int ranks, int sizeTag,
+                        int dataTag, std::vector<std::string> *all) {
+  if (rank != 0) {
+    uint64_t size = mine.size();
+    PDRT_RETURN_IF_ERROR(sendBytes(&size, 8, 0, sizeTag));
+    return sendBytes(mine.data(), (int64_t)size, 0, dataTag);
+  }
+  all->clear();
+  all->push_back(std::move(mine));
+  for (int source = 1; source < ranks; ++source) {
+    uint64_t size = 0;
+    PDRT_RETURN_IF_ERROR(recvBytes(&size, 8, source, sizeTag));
+    std::string theirs(size, '\0');
+    PDRT_RETURN_IF_ERROR(recvBytes(&theirs[0], (int64_t)size, source, dataTag));
+    all->push_back(std::move(theirs));
+  }
+  return Status::ok();
+}
+
 } // namespace pdrt
 
 using pdrt::format;

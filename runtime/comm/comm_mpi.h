@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace pdrt {
@@ -24,7 +25,9 @@ enum : int {
   kTagGatherSize = 32001,
   kTagGatherData = 32002,
   kTagTraceSize = 32003,
-  kTagTraceData = 32004
+  kTagTraceData = 32004,
+  kTagOpTimesSize = 32005,
+  kTagOpTimesData = 32006
 };
 
 /// Message for a failed MPI call: "<what>: <MPI error string>".
@@ -46,6 +49,12 @@ Status startAllreduceSum(MPI_Comm comm, float *data, int64_t n,
 /// messages of at most 1 GiB on the same tag.
 Status sendBytes(const void *buf, int64_t bytes, int dest, int tag);
 Status recvBytes(void *buf, int64_t bytes, int source, int tag);
+
+/// Every rank's `mine` at rank 0: there `all` gets them in rank order
+/// (ranks 0 .. ranks - 1); the other ranks send theirs (on `sizeTag` and
+/// `dataTag`) and leave `all` alone.
+Status gatherToRankZero(std::string mine, int rank, int ranks, int sizeTag,
+                        int dataTag, std::vector<std::string> *all);
 
 } // namespace pdrt
 

@@ -379,26 +379,40 @@ void Executor::fillSyntheticWeights() {
     std::memcpy(weights(v), weights(0), (size_t)m_.regions.weights);
 }
 
-/// run --profile-ops: each op's total seconds and calls, after the first
-/// step, as {"ops": [{"id": N, "seconds": S, "calls": C}, ...]}.
+/// run --profile-ops: each op's total seconds and calls after the first
+/// step, every rank's gathered by rank 0 into one file: {"ranks": [{"rank":
+/// R, "stage": S, "replica": W, "ops": [{"id": N, "seconds": T, "calls":
+/// C}, ...]}, ...]}, ranks in order (the ids: the profiling stage's, or
+/// the plan's ops.json under pdc --instrument-ops).
 Status Executor::writeOpTimes() {
-  FILE *f = std::fopen(opts_.profileOps.c_str(), "w");
-  if (!f)
-    return Status::error(format("cannot write --profile-ops file '%s'",
-                                opts_.profileOps.c_str()));
-  std::fprintf(f, "{\"ops\": [");
+  std::string mine = format("{\"rank\": %d, \"stage\": %d, \"replica\": %d, "
+                            "\"ops\": [",
+                            rank_, m_.stage, replica_);
   bool first = true;
   for (const auto &[id, entry] : ctx_.opTimes) {
-    std::fprintf(f, "%s\n  {\"id\": %lld, \"seconds\": %.9g, \"calls\": %lld}",
-                 first ? "" : ",", (long long)id, entry.first,
-                 (long long)entry.second);
+    mine += format("%s\n    {\"id\": %lld, \"seconds\": %.9g, \"calls\": %lld}",
+                   first ? "" : ",", (long long)id, entry.first,
+                   (long long)entry.second);
     first = false;
   }
-  std::fprintf(f, "\n]}\n");
-  return std::fclose(f) == 0
-             ? Status::ok()
-             : Status::error(format("cannot write --profile-ops file '%s'",
-                                    opts_.profileOps.c_str()));
+  mine += "]}";
+  std::vector<std::string> all;
+  PDRT_RETURN_IF_ERROR(gatherToRankZero(std::move(mine), rank_,
+                                        m_.stages * m_.replicas,
+                                        kTagOpTimesSize, kTagOpTimesData, &all));
+  if (rank_ != 0)
+    return Status::ok();
+  std::string doc = "{\"ranks\": [";
+  for (size_t i = 0; i < all.size(); ++i)
+    doc += (i ? ",\n  " : "\n  ") + all[i];
+  doc += "\n]}\n";
+  FILE *f = std::fopen(opts_.profileOps.c_str(), "w");
+  bool ok = f && std::fwrite(doc.data(), 1, doc.size(), f) == doc.size();
+  if (f)
+    ok = std::fclose(f) == 0 && ok;
+  return ok ? Status::ok()
+            : Status::error(format("cannot write --profile-ops file '%s'",
+                                   opts_.profileOps.c_str()));
 }
 
 /// run --trace: rank 0 gathers every rank's events and writes the file.
@@ -406,20 +420,11 @@ Status Executor::writeTrace() {
   std::string mine = traceEventsJson(
       rank_, format("stage %d replica %d (rank %d)", m_.stage, replica_, rank_),
       trace_.compute(), trace_.comm());
-  if (rank_ != 0) {
-    uint64_t size = mine.size();
-    PDRT_RETURN_IF_ERROR(sendBytes(&size, 8, 0, kTagTraceSize));
-    return sendBytes(mine.data(), (int64_t)size, 0, kTagTraceData);
-  }
-  std::vector<std::string> fragments{std::move(mine)};
-  for (int source = 1; source < m_.stages * m_.replicas; ++source) {
-    uint64_t size = 0;
-    PDRT_RETURN_IF_ERROR(recvBytes(&size, 8, source, kTagTraceSize));
-    std::string theirs(size, '\0');
-    PDRT_RETURN_IF_ERROR(recvBytes(&theirs[0], (int64_t)size, source, kTagTraceData));
-    fragments.push_back(std::move(theirs));
-  }
-  return writeTraceFile(opts_.trace, fragments);
+  std::vector<std::string> fragments;
+  PDRT_RETURN_IF_ERROR(gatherToRankZero(std::move(mine), rank_,
+                                        m_.stages * m_.replicas, kTagTraceSize,
+                                        kTagTraceData, &fragments));
+  return rank_ == 0 ? writeTraceFile(opts_.trace, fragments) : Status::ok();
 }
 
 Status Executor::dumpGradients() {

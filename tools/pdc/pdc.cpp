@@ -87,6 +87,11 @@ static cl::opt<pd::EmitKind, false, ChoiceParser<pd::EmitKind>> emit(
 static cl::opt<bool> planOnly("plan-only",
                               cl::desc("Write plan.json without codegen"),
                               cl::cat(pdcCategory));
+static cl::opt<bool> instrumentOps(
+    "instrument-ops",
+    cl::desc("Time every op in the stage executables (run --profile-ops "
+             "FILE; the plan's ops.json names them)"),
+    cl::cat(pdcCategory));
 static cl::opt<bool>
     profile("profile",
             cl::desc("Measure the ops' costs on this machine for the planner "
@@ -297,6 +302,7 @@ static LogicalResult buildOptions(pd::CompilerOptions &opts) {
   opts.deviceSpec = deviceSpec;
   opts.devicesPerNode = devicesPerNode;
   opts.profile = profile;
+  opts.instrumentOps = instrumentOps;
   opts.profileCache = profileCache;
   opts.stages = stages;
   opts.replicas = replicas;

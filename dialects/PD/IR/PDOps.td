@@ -511,8 +511,10 @@ def PD_ProfileMarkOp : PD_Op<"profile_mark"> {
   let summary = "Starts timing op `id` of a profiling stage (-1: the end).";
   let description = [{
     Inserted by pd-insert-profile-marks before every costed op of a
-    profiling stage (pdc --profile). With `run --profile-ops`, the runtime
-    adds the time from one mark to the next to the marked op's total.
+    profiling stage (pdc --profile), or before every op that does work in
+    the stages of a plan compiled with pdc --instrument-ops. With
+    `run --profile-ops`, the runtime adds the time from one mark to the
+    next to the marked op's total.
 
     ```mlir
     pd.profile_mark 12

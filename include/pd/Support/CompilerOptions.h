@@ -58,6 +58,9 @@ struct CompilerOptions {
   TargetKind target = TargetKind::CPU;
   EmitKind emit = EmitKind::PlanDirectory;
   bool planOnly = false;
+  /// --instrument-ops: the stage executables time every op (run
+  /// --profile-ops FILE) and the plan lists them in ops.json.
+  bool instrumentOps = false;
 
   // Cluster description for the planner.
   int64_t devices = 0;

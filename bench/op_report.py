@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Where a pipelined run's time goes, op by op, against the planner's prices.
+
+A plan compiled with `pdc --instrument-ops` times every op of its stage
+executables; `PLAN/run --profile-ops TIMES.json` writes those times (each
+rank's, after the first step). This report joins them with PLAN/ops.json
+(which op each id is, and what the planner predicted for it):
+
+    bench/op_report.py PLAN TIMES.json [--top N] [--json OUT]
+
+Per stage it prints the forward and backward time per microbatch, measured
+and predicted; the shares of GEMMs (matmul, batched matmul, convolution),
+transfers (send, receive: their waits included) and the other ops; and the
+costliest op kinds with their measured and predicted ms per call. Standard
+library only, so any python3 runs it.
+"""
+import argparse
+import collections
+import json
+import sys
+
+GEMM_OPS = ("pd.matmul", "pd.batch_matmul")
+TRANSFER_OPS = ("pd.send", "pd.recv")
+
+
+def kind(op):
+    """gemm, transfer or other, by the pd op's name."""
+    if op in GEMM_OPS or op.startswith("pd.conv"):
+        return "gemm"
+    if op in TRANSFER_OPS:
+        return "transfer"
+    return "other"
+
+
+def load(plan_dir, times_path):
+    """The op descriptions by id and the ranks' measured times."""
+    try:
+        with open(f"{plan_dir}/ops.json") as f:
+            ops = {o["id"]: o for o in json.load(f)["ops"]}
+    except FileNotFoundError:
+        raise ValueError(f"{plan_dir}/ops.json not found: compile the plan "
+                         "with pdc --instrument-ops")
+    with open(times_path) as f:
+        ranks = json.load(f)["ranks"]
+    return ops, ranks
+
+
+def stage_report(ops, rank):
+    """One rank's per-microbatch times by function and kind, and by op."""
+    per_mb = collections.defaultdict(float)      # (function, kind) -> s
+    predicted = collections.defaultdict(float)   # function -> s
+    by_op = collections.defaultdict(lambda: [0.0, 0, 0.0, 0])
+    for t in rank["ops"]:
+        desc = ops.get(t["id"])
+        if desc is None or t["calls"] <= 0:
+            continue
+        each = t["seconds"] / t["calls"]
+        per_mb[(desc["function"], kind(desc["op"]))] += each
+        if desc["predicted_seconds"] is not None:
+            predicted[desc["function"]] += desc["predicted_seconds"]
+        row = by_op[(desc["op"], desc["function"])]
+        row[0] += each
+        row[1] += 1
+        row[2] += desc["predicted_seconds"] or 0.0
+        row[3] += t["calls"]
+    return per_mb, predicted, by_op
+
+
+def summarize(ops, ranks):
+    """The report's numbers for every rank, as plain data."""
+    out = []
+    for rank in ranks:
+        per_mb, predicted, by_op = stage_report(ops, rank)
+        total = sum(per_mb.values())
+        kinds = collections.defaultdict(float)
+        for (_, k), s in per_mb.items():
+            kinds[k] += s
+        functions = {}
+        for fn in ("forward", "backward"):
+            measured = sum(s for (f, _), s in per_mb.items() if f == fn)
+            functions[fn] = {"measured_ms": measured * 1e3,
+                             "predicted_ms": predicted[fn] * 1e3}
+        top = sorted(by_op.items(), key=lambda kv: -kv[1][0])
+        out.append({
+            "rank": rank["rank"], "stage": rank["stage"],
+            "replica": rank["replica"],
+            "microbatch_ms": total * 1e3,
+            "functions": functions,
+            "share": {k: (s / total if total else 0.0) for k, s in kinds.items()},
+            "ops": [{"op": op, "function": fn, "ops_per_microbatch": n,
+                     "ms_per_microbatch": s * 1e3,
+                     "predicted_ms_per_microbatch": p * 1e3}
+                    for (op, fn), (s, n, p, _) in top],
+        })
+    return out
+
+
+def print_report(summary, top, out=sys.stdout):
+    for r in summary:
+        f, b = r["functions"]["forward"], r["functions"]["backward"]
+        print(f"stage {r['stage']} replica {r['replica']} (rank {r['rank']}): "
+              f"{r['microbatch_ms']:.1f} ms per microbatch; forward "
+              f"{f['measured_ms']:.1f} (predicted {f['predicted_ms']:.1f}), "
+              f"backward {b['measured_ms']:.1f} (predicted "
+              f"{b['predicted_ms']:.1f})", file=out)
+        share = r["share"]
+        print("  GEMM {:.1%}, transfers {:.1%}, other ops {:.1%}".format(
+            share.get("gemm", 0), share.get("transfer", 0),
+            share.get("other", 0)), file=out)
+        print(f"  {'op':<38} {'fn':<8} {'n':>3} {'ms/mb':>8} {'predicted':>9}",
+              file=out)
+        for o in r["ops"][:top]:
+            pred = o["predicted_ms_per_microbatch"]
+            pred = f"{pred:.3f}" if pred else "-"
+            print(f"  {o['op']:<38} {o['function']:<8} "
+                  f"{o['ops_per_microbatch']:>3} {o['ms_per_microbatch']:>8.3f} "
+                  f"{pred:>9}", file=out)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("plan", help="plan directory compiled with --instrument-ops")
+    p.add_argument("times", help="the file of run --profile-ops")
+    p.add_argument("--top", type=int, default=12, help="op kinds listed per stage")
+    p.add_argument("--json", help="also write the report's numbers here")
+    args = p.parse_args(argv)
+    try:
+        ops, ranks = load(args.plan, args.times)
+    except (OSError, KeyError, ValueError) as e:
+        print(f"op_report: error: {e}", file=sys.stderr)
+        return 1
+    summary = summarize(ops, ranks)
+    print_report(summary, args.top)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(summary, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
