@@ -88,7 +88,7 @@ static LogicalResult collectConcatParts(func::FuncOp fn,
       Value root = getInPlaceOperandRoot(input);
       auto mm = root ? root.getDefiningOp<BatchMatMulOp>() : BatchMatMulOp();
       DenseI64ArrayAttr part = mm ? concatPart.getAttr(mm) : nullptr;
-      if (!part || part[0] != concat.getAxis() ||
+      if (!part || part[0] != (int64_t)concat.getAxis() ||
           part[1] != (int64_t)index || part[2] != count) {
         concat.emitOpError("has pd.in_place_parts but input ")
             << index << " is not the result of a pd.batch_matmul with "
@@ -235,14 +235,20 @@ static void allocateState(ModuleOp module, SymbolTable &symbols,
                  b.getDictionaryAttr(entries));
 }
 
-/// What holds the stashed value `v` in the stash: for a reshape (chain)
-/// of a value the forward computes, that value, so that its producer
-/// writes into the stash slot and the reshapes become views of it
-/// (allocateViews); else `v`. A stashed reshape given a slot of its own
-/// would be a copy out of the workspace (33 per microbatch in the forward
-/// of bench/perf_suite.py's small GPT, 57 MiB). Mirrored by the planner's
-/// stage model (lib/Planner/StageModel.cpp, stashRoot).
-static Value stashRoot(Value v) {
+/// What holds the stashed or sent value `v`: for a reshape (chain) of a
+/// value the forward computes, that value, so that its producer writes
+/// into the stash slot or comm buffer and the reshapes become views of it
+/// (allocateViews); else `v`. The chain goes on through inputs no region
+/// holds or the stash holds: a sent reshape of a stashed value is sent
+/// from the stash slot, which is not reused before the send completes
+/// (the next forward waits for it). A reshape given a slot of its own
+/// would be a copy out of the workspace or the stash: 33 per microbatch
+/// stashed in the forward of bench/perf_suite.py's small GPT (57 MiB); at
+/// d = 2 the GELU gradient the small GPT's second stage sends back (4
+/// MiB), the large GPT's QKV projection its first stage sends (12 MiB).
+/// Mirrored by the planner's stage model (lib/Planner/StageArena.cpp,
+/// homeRoot).
+static Value homeRoot(Value v) {
   if (hasBuffer(v))
     return v;
   Value root = v;
@@ -285,7 +291,7 @@ static void allocateStash(func::FuncOp fwd, func::FuncOp bwd,
                           Regions &regions) {
   auto ret = cast<func::ReturnOp>(fwd.getBody().front().getTerminator());
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    Value root = stashRoot(v);
+    Value root = homeRoot(v);
     if (!hasBuffer(root)) {
       setBuffer(root, ArenaRegion::Stash, regions.stash);
       regions.stash += alignArena(getTensorBytes(root.getType()));
@@ -296,15 +302,18 @@ static void allocateStash(func::FuncOp fwd, func::FuncOp bwd,
   }
 }
 
-/// Sent values live in the comm region.
+/// Sent values live in the comm region, or in the stash slot of the value
+/// a sent reshape views (homeRoot).
 static void allocateComm(func::FuncOp fn, Regions &regions) {
   fn.walk([&](Operation *op) {
     auto send = dyn_cast<SendOp>(op);
-    if (!send || hasBuffer(send.getValue()) ||
-        isa<BlockArgument>(send.getValue()))
+    if (!send || isa<BlockArgument>(send.getValue()))
       return;
-    setBuffer(send.getValue(), ArenaRegion::Comm, regions.comm);
-    regions.comm += alignArena(getTensorBytes(send.getValue().getType()));
+    Value root = homeRoot(send.getValue());
+    if (hasBuffer(root))
+      return;
+    setBuffer(root, ArenaRegion::Comm, regions.comm);
+    regions.comm += alignArena(getTensorBytes(root.getType()));
   });
 }
 

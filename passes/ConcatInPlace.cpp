@@ -50,6 +50,6 @@ void ConcatInPlacePass::runOnOperation() {
     int64_t count = parts.size();
     for (auto [index, mm] : llvm::enumerate(parts))
       concatPart.setAttr(mm, DenseI64ArrayAttr::get(
-                                 ctx, {concat.getAxis(), (int64_t)index, count}));
+                                 ctx, {(int64_t)concat.getAxis(), (int64_t)index, count}));
   });
 }

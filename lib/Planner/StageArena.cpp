@@ -18,10 +18,10 @@ using GraphOp = ProgramGraph::OpKind;
 
 namespace mlir::pd::stage_model {
 
-/// pd-allocate-buffers' stashRoot: what holds the returned value `v` in the
-/// stash: the start of its reshape chain when the forward computes it
-/// (not a constant or an argument, homed nowhere but the stash), else `v`.
-int32_t stashRoot(const ProgramGraph &g, const VFn &fn, int32_t v) {
+/// pd-allocate-buffers' homeRoot: what holds the stashed or sent value
+/// `v`: the start of its reshape chain when the function computes it (not
+/// a constant or an argument, homed nowhere or in the stash), else `v`.
+int32_t homeRoot(const ProgramGraph &g, const VFn &fn, int32_t v) {
   if (fn.vals[v].home != Home::None)
     return v;
   int32_t root = v;

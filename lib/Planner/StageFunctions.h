@@ -67,9 +67,8 @@ struct VFn {
   }
 };
 
-/// pd-allocate-buffers' stashRoot: what holds the returned value `v` in the
-/// stash.
-int32_t stashRoot(const ProgramGraph &g, const VFn &fn, int32_t v);
+/// pd-allocate-buffers' homeRoot: what holds the stashed or sent value `v`.
+int32_t homeRoot(const ProgramGraph &g, const VFn &fn, int32_t v);
 /// pd-allocate-buffers' shareWithOperand for the stashed value `v`.
 void shareWithOperand(const ProgramGraph &g, VFn &fn, int32_t v);
 /// pd-allocate-buffers' views of `fn` (VFn::viewOf).

@@ -421,20 +421,24 @@ void Modeler::allocate(int64_t s, VFn &fwd, VFn &bwd, StageSummary &out,
         }
   // The stash: what the forward returns, a reshape by the value it views.
   for (int32_t v : fwd.returned) {
-    int32_t root = stashRoot(g, fwd, v);
+    int32_t root = homeRoot(g, fwd, v);
     if (fwd.vals[root].home == Home::None) {
       fwd.vals[root].home = Home::Stash;
       r.stashSlot += alignArena(fwd.vals[root].bytes);
       shareWithOperand(g, fwd, root);
     }
   }
-  // Sent values not homed yet.
+  // Sent values not homed yet, a reshape by the value it views (in the
+  // stash when it is stashed).
   for (VFn *fn : {&fwd, &bwd})
     for (const VOp &op : fn->ops) {
       if (!op.alive || op.kind != VKind::Send)
         continue;
-      VVal &v = fn->vals[fn->pool[op.operandBegin]];
-      if (v.home != Home::None || v.def < 0)
+      int32_t sent = fn->pool[op.operandBegin];
+      if (fn->vals[sent].def < 0)
+        continue;
+      VVal &v = fn->vals[homeRoot(g, *fn, sent)];
+      if (v.home != Home::None)
         continue;
       v.home = Home::Comm;
       r.comm += alignArena(v.bytes);
