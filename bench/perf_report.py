@@ -111,7 +111,32 @@ def model_table(model):
              "| of 1-core sgemm | per process | peak RSS MiB per process | loss step 1 |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += ["| " + " | ".join(row_cells(row)) + " |" for row in model["rows"]]
+    profile = op_profile_line(model)
+    if profile:
+        lines += ["", profile]
     return lines
+
+
+def op_profile_line(model, top=True):
+    """Where pdc d=1 2bw's step went in its instrumented run (pdc
+    --instrument-ops): GEMMs, other ops and the rest, as shares of the
+    step; None when the suite did not run it."""
+    p = model.get("pdc_op_profile")
+    if not p:
+        return None
+    if p["status"] != "ok":
+        return f"pdc d=1 2bw with its ops timed: {p['status']}."
+    step = p["step_s"]
+    rest = max(step - p["ops_s"], 0.0)
+    text = (f"pdc d=1 2bw with its ops timed in place (`pdc --instrument-ops`, "
+            f"one run, {step * 1e3:.1f} ms per step): GEMM ops {p['gemm_s'] / step:.1%} "
+            f"of the step, other ops {p['other_ops_s'] / step:.1%}, outside the ops "
+            f"(optimizer step, data, runtime) {rest / step:.1%}: non-GEMM "
+            f"{(p['other_ops_s'] + rest) / step:.1%}")
+    if top and p["top_other"]:
+        text += "; the costliest other ops: " + ", ".join(
+            f"{o['op'][3:]} ({o['function']}) {o['s'] / step:.1%}" for o in p["top_other"])
+    return text + "."
 
 
 FOOTNOTES = [
@@ -194,6 +219,9 @@ def readme_section(result):
         e, p, s = goal_ratios(model)
         lines += ["", f"pdc d=1 / faster torch eager: {e}; pdc 2bw d=2 / best "
                   f"torch.distributed.pipelining schedule: {p}; pdc 2bw d=2 / pdc d=1: {s}.", ""]
+        profile = op_profile_line(model, top=False)
+        if profile:
+            lines += [profile, ""]
     lines.append(README_END)
     return "\n".join(lines)
 

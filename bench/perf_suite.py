@@ -11,7 +11,9 @@ batches from the same initial weights with one thread per process:
   pipelining  torch.distributed.pipelining over gloo, one process per rank:
               1 rank (ScheduleGPipe, one stage: the baseline), then 2 ranks
               with each --pipe-schedules schedule
-  pdc         pdc plans at d=1 and d=2 with each --pdc-schedules schedule
+  pdc         pdc plans at d=1 and d=2 with each --pdc-schedules schedule,
+              and once more d=1 2bw compiled with --instrument-ops: where
+              its step goes (GEMM ops, other ops, the rest)
 
 and reports per run the median ms/step, samples/s, the pipeline efficiency
 (throughput / (d x the same system's single-process throughput)), the plan's
@@ -47,6 +49,7 @@ from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402  (pins OPENBLAS_CORETYPE and the thread counts)
+import op_report  # noqa: E402
 import perf_proc  # noqa: E402
 import perf_report  # noqa: E402
 
@@ -440,6 +443,38 @@ def pdc_measure(args, model, d, schedule):
     return measure
 
 
+def pdc_op_profile(args, model):
+    """Where pdc d=1 2bw's step goes: its plan compiled with
+    --instrument-ops and run once with --profile-ops; the GEMM ops, the
+    other ops and the rest of the step (optimizer step, data loading, the
+    runtime) in seconds per step, and the costliest other op kinds."""
+    plan = os.path.join(model.dir, "pdc-d1-2bw-instrumented")
+    times = os.path.join(model.dir, "op-times.json")
+    try:
+        compile_plan(args, model, 1, "2bw", plan, "--instrument-ops")
+        out = run_process([os.path.join(plan, "run"), "--steps", str(args.steps),
+                           "--data", model.data, "--log-every", "1",
+                           "--profile-ops", times], child_env(args), args.timeout)
+        ops, ranks = op_report.load(plan, times)
+    except (SideFailed, OSError, ValueError, KeyError) as err:
+        return {"status": f"did not run: {err}"}
+    steps = [float(ms) / 1e3 for _, _, ms in PDC_STEP_RE.findall(out)]
+    if len(steps) <= args.warmup:
+        return {"status": f"run printed {len(steps)} step lines"}
+    report = op_report.summarize(ops, ranks)[0]
+    m = model.config["microbatches"]
+    per_step = lambda ms: ms * m / 1e3
+    total = per_step(report["microbatch_ms"])
+    share = report["share"]
+    other = [o for o in report["ops"] if op_report.kind(o["op"]) == "other"]
+    return {"status": "ok", "step_s": statistics.median(steps[args.warmup:]),
+            "gemm_s": total * share.get("gemm", 0.0),
+            "other_ops_s": total * share.get("other", 0.0),
+            "ops_s": total,
+            "top_other": [{"op": o["op"], "function": o["function"],
+                           "s": per_step(o["ms_per_microbatch"])} for o in other[:6]]}
+
+
 def export_model(args, model):
     """Export the GPT at the microbatch size (opset 17) and write its dataset
     (4 global batches) with examples/gpt/export.py under torch 1.13."""
@@ -557,9 +592,13 @@ def main():
             for row, measure in jobs:
                 run_round(row, measure)
         rows = [merge_rounds(row) for row, _ in jobs]
-        result["models"].append({"name": model.name, "config": model.config,
-                                 "flops_per_step": flops, "rounds": rounds,
-                                 "rows": rows, "global_batch": model.global_batch})
+        entry = {"name": model.name, "config": model.config,
+                 "flops_per_step": flops, "rounds": rounds,
+                 "rows": rows, "global_batch": model.global_batch}
+        if "pdc" in args.sides.split(","):
+            print("pdc d=1 with its ops timed", flush=True)
+            entry["pdc_op_profile"] = pdc_op_profile(args, model)
+        result["models"].append(entry)
     # Measured again at the end: on a shared machine one measurement can
     # fall in a slow spell and understate the roofline.
     print("measuring the single-thread sgemm rate again", flush=True)
