@@ -10,8 +10,9 @@ rank's, after the first step). This report joins them with PLAN/ops.json
 
 Per stage it prints the forward and backward time per microbatch, measured
 and predicted; the shares of GEMMs (matmul, batched matmul, convolution),
-transfers (send, receive: their waits included) and the other ops; and the
-costliest op kinds with their measured and predicted ms per call. Standard
+transfers (send, receive: their waits included) and the other ops; the
+optimizer update per step; and the costliest op kinds with their measured
+and predicted ms per microbatch. Standard
 library only, so any python3 runs it.
 """
 import argparse
@@ -81,10 +82,13 @@ def summarize(ops, ranks):
             functions[fn] = {"measured_ms": measured * 1e3,
                              "predicted_ms": predicted[fn] * 1e3}
         top = sorted(by_op.items(), key=lambda kv: -kv[1][0])
+        update = rank.get("update", {})
+        calls = update.get("calls", 0)
         out.append({
             "rank": rank["rank"], "stage": rank["stage"],
             "replica": rank["replica"],
             "microbatch_ms": total * 1e3,
+            "update_ms": update["seconds"] / calls * 1e3 if calls else None,
             "functions": functions,
             "share": {k: (s / total if total else 0.0) for k, s in kinds.items()},
             "ops": [{"op": op, "function": fn, "ops_per_microbatch": n,
@@ -107,6 +111,8 @@ def print_report(summary, top, out=sys.stdout):
         print("  GEMM {:.1%}, transfers {:.1%}, other ops {:.1%}".format(
             share.get("gemm", 0), share.get("transfer", 0),
             share.get("other", 0)), file=out)
+        if r["update_ms"] is not None:
+            print(f"  optimizer update {r['update_ms']:.1f} ms per step", file=out)
         print(f"  {'op':<38} {'fn':<8} {'n':>3} {'ms/mb':>8} {'predicted':>9}",
               file=out)
         for o in r["ops"][:top]:

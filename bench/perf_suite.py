@@ -446,8 +446,9 @@ def pdc_measure(args, model, d, schedule):
 def pdc_op_profile(args, model):
     """Where pdc d=1 2bw's step goes: its plan compiled with
     --instrument-ops and run once with --profile-ops; the GEMM ops, the
-    other ops and the rest of the step (optimizer step, data loading, the
-    runtime) in seconds per step, and the costliest other op kinds."""
+    other ops, the optimizer update and the rest of the step (data
+    loading, the runtime) in seconds per step, and the costliest other op
+    kinds."""
     plan = os.path.join(model.dir, "pdc-d1-2bw-instrumented")
     times = os.path.join(model.dir, "op-times.json")
     try:
@@ -459,7 +460,7 @@ def pdc_op_profile(args, model):
     except (SideFailed, OSError, ValueError, KeyError) as err:
         return {"status": f"did not run: {err}"}
     steps = [float(ms) / 1e3 for _, _, ms in PDC_STEP_RE.findall(out)]
-    if len(steps) <= args.warmup:
+    if len(steps) < 2:
         return {"status": f"run printed {len(steps)} step lines"}
     report = op_report.summarize(ops, ranks)[0]
     m = model.config["microbatches"]
@@ -467,10 +468,12 @@ def pdc_op_profile(args, model):
     total = per_step(report["microbatch_ms"])
     share = report["share"]
     other = [o for o in report["ops"] if op_report.kind(o["op"]) == "other"]
-    return {"status": "ok", "step_s": statistics.median(steps[args.warmup:]),
+    # The op times leave out the first step: so does the step time.
+    return {"status": "ok", "step_s": statistics.mean(steps[1:]),
             "gemm_s": total * share.get("gemm", 0.0),
             "other_ops_s": total * share.get("other", 0.0),
             "ops_s": total,
+            "update_s": (report["update_ms"] or 0.0) / 1e3,
             "top_other": [{"op": o["op"], "function": o["function"],
                            "s": per_step(o["ms_per_microbatch"])} for o in other[:6]]}
 

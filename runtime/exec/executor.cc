@@ -109,6 +109,10 @@ private:
   /// Under 2bw, the update whose tied parameters wait for their gradient
   /// sums (in the tie_grads region) and those sums' requests.
   std::optional<Action> pendingTies_;
+  /// The optimizer updates' time and count (run --profile-ops), after the
+  /// first step as the op times.
+  double updateSeconds_ = 0;
+  int64_t updates_ = 0;
   std::vector<std::unique_ptr<CommOp>> tieOps_;
   TraceRecorder trace_;
   /// Declared after everything its thread may touch (destroyed first).
@@ -380,9 +384,10 @@ void Executor::fillSyntheticWeights() {
 }
 
 /// run --profile-ops: each op's total seconds and calls after the first
-/// step, every rank's gathered by rank 0 into one file: {"ranks": [{"rank":
-/// R, "stage": S, "replica": W, "ops": [{"id": N, "seconds": T, "calls":
-/// C}, ...]}, ...]}, ranks in order (the ids: the profiling stage's, or
+/// step, and the optimizer updates', every rank's gathered by rank 0 into
+/// one file: {"ranks": [{"rank": R, "stage": S, "replica": W, "ops":
+/// [{"id": N, "seconds": T, "calls": C}, ...], "update": {"seconds": T,
+/// "calls": C}}, ...]}, ranks in order (the ids: the profiling stage's, or
 /// the plan's ops.json under pdc --instrument-ops).
 Status Executor::writeOpTimes() {
   std::string mine = format("{\"rank\": %d, \"stage\": %d, \"replica\": %d, "
@@ -395,7 +400,8 @@ Status Executor::writeOpTimes() {
                    (long long)entry.second);
     first = false;
   }
-  mine += "]}";
+  mine += format("],\n    \"update\": {\"seconds\": %.9g, \"calls\": %lld}}",
+                 updateSeconds_, (long long)updates_);
   std::vector<std::string> all;
   PDRT_RETURN_IF_ERROR(gatherToRankZero(std::move(mine), rank_,
                                         m_.stages * m_.replicas,
@@ -485,10 +491,18 @@ Status Executor::run() {
   lastLog_ = std::chrono::steady_clock::now();
   for (const Action &a : actions) {
     if (a.kind == ActionKind::Update) {
+      auto begin = std::chrono::steady_clock::now();
       PDRT_RETURN_IF_ERROR(update(a));
+      updateSeconds_ += std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - begin)
+                            .count();
+      ++updates_;
       // Op timing leaves out the first step (caches, first-touch pages).
-      if (a.index == 0 && opts_.steps > 1)
+      if (a.index == 0 && opts_.steps > 1) {
         ctx_.opTimes.clear();
+        updateSeconds_ = 0;
+        updates_ = 0;
+      }
       continue;
     }
     // The first forward reading the pending update's weights.
