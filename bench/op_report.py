@@ -43,6 +43,13 @@ def load(plan_dir, times_path):
                          "with pdc --instrument-ops")
     with open(times_path) as f:
         ranks = json.load(f)["ranks"]
+    if not any(r["ops"] for r in ranks):
+        raise ValueError(f"{times_path} has no op times: the stages that "
+                         "wrote it were not compiled with pdc --instrument-ops")
+    unknown = {t["id"] for r in ranks for t in r["ops"]} - set(ops)
+    if unknown:
+        raise ValueError(f"{times_path} times ops {sorted(unknown)[:5]} that "
+                         f"{plan_dir}/ops.json does not list: another plan's run?")
     return ops, ranks
 
 
