@@ -7,12 +7,15 @@ rank's, after the first step). This report joins them with PLAN/ops.json
 (which op each id is, and what the planner predicted for it):
 
     bench/op_report.py PLAN TIMES.json [--top N] [--json OUT]
+                       [--against PLAN_B TIMES_B]
 
 Per stage it prints the forward and backward time per microbatch, measured
 and predicted; the shares of GEMMs (matmul, batched matmul, convolution),
 transfers (send, receive: their waits included) and the other ops; the
 optimizer update per step; and the costliest op kinds with their measured
-and predicted ms per microbatch. Standard
+and predicted ms per microbatch. With --against it also compares the run
+op by op with another (a build against its baseline, d=2 against d=1):
+each op kind's ms per call in both, and the ratio over all of them. Standard
 library only, so any python3 runs it.
 """
 import argparse
@@ -106,6 +109,38 @@ def summarize(ops, ranks):
     return out
 
 
+def per_call(ops, ranks):
+    """Seconds per call of each op kind (op, function, signature), averaged
+    over its instances and ranks, and how many instances it has."""
+    agg = collections.defaultdict(lambda: [0.0, 0])
+    for rank in ranks:
+        for t in rank["ops"]:
+            desc = ops.get(t["id"])
+            if desc is None or t["calls"] <= 0:
+                continue
+            row = agg[(desc["op"], desc["function"], desc["signature"])]
+            row[0] += t["seconds"] / t["calls"]
+            row[1] += 1
+    return {k: (s / n, n) for k, (s, n) in agg.items()}
+
+
+def compare(a, b, top, out=sys.stdout):
+    """Ops both runs have, by signature: ms per call in each and b / a,
+    the costliest (in a) first; then b / a over all of them, each weighted
+    by its instances in a."""
+    common = sorted((k for k in a if k in b), key=lambda k: -a[k][0] * a[k][1])
+    print(f"  {'op':<28} {'fn':<8} {'n':>3} {'a ms':>8} {'b ms':>8} {'b/a':>6}  signature",
+          file=out)
+    for k in common[:top]:
+        (ta, n), (tb, _) = a[k], b[k]
+        print(f"  {k[0]:<28} {k[1]:<8} {n:>3} {ta * 1e3:>8.3f} {tb * 1e3:>8.3f} "
+              f"{tb / ta:>6.3f}  {k[2][:70]}", file=out)
+    wa = sum(a[k][0] * a[k][1] for k in common)
+    wb = sum(b[k][0] * a[k][1] for k in common)
+    print(f"  over the {len(common)} op kinds both ran: b / a = "
+          f"{wb / wa if wa else float('nan'):.3f}", file=out)
+
+
 def print_report(summary, top, out=sys.stdout):
     for r in summary:
         f, b = r["functions"]["forward"], r["functions"]["backward"]
@@ -136,14 +171,21 @@ def main(argv=None):
     p.add_argument("times", help="the file of run --profile-ops")
     p.add_argument("--top", type=int, default=12, help="op kinds listed per stage")
     p.add_argument("--json", help="also write the report's numbers here")
+    p.add_argument("--against", nargs=2, metavar=("PLAN_B", "TIMES_B"),
+                   help="compare op by op with another run (another build, "
+                        "depth or machine): ms per call of the ops both have")
     args = p.parse_args(argv)
     try:
         ops, ranks = load(args.plan, args.times)
+        other = load(*args.against) if args.against else None
     except (OSError, KeyError, ValueError) as e:
         print(f"op_report: error: {e}", file=sys.stderr)
         return 1
     summary = summarize(ops, ranks)
     print_report(summary, args.top)
+    if other:
+        print(f"a: {args.plan} {args.times}; b: {' '.join(args.against)}")
+        compare(per_call(ops, ranks), per_call(*other), args.top)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(summary, f, indent=1)
