@@ -408,6 +408,11 @@ Status Executor::writeOpTimes() {
                                         kTagOpTimesSize, kTagOpTimesData, &all));
   if (rank_ != 0)
     return Status::ok();
+  // pdc marks every stage of a plan or none.
+  if (ctx_.opTimes.empty())
+    std::fprintf(stderr, "pdrt: warning: --profile-ops: no op was timed: the "
+                         "stages have no marks (compile the plan with pdc "
+                         "--instrument-ops)\n");
   std::string doc = "{\"ranks\": [";
   for (size_t i = 0; i < all.size(); ++i)
     doc += (i ? ",\n  " : "\n  ") + all[i];
