@@ -60,7 +60,7 @@ def stage_report(ops, rank):
     """One rank's per-microbatch times by function and kind, and by op."""
     per_mb = collections.defaultdict(float)      # (function, kind) -> s
     predicted = collections.defaultdict(float)   # function -> s
-    by_op = collections.defaultdict(lambda: [0.0, 0, 0.0, 0])
+    by_op = collections.defaultdict(lambda: [0.0, 0, 0.0])
     for t in rank["ops"]:
         desc = ops.get(t["id"])
         if desc is None or t["calls"] <= 0:
@@ -73,7 +73,6 @@ def stage_report(ops, rank):
         row[0] += each
         row[1] += 1
         row[2] += desc["predicted_seconds"] or 0.0
-        row[3] += t["calls"]
     return per_mb, predicted, by_op
 
 
@@ -104,7 +103,7 @@ def summarize(ops, ranks):
             "ops": [{"op": op, "function": fn, "ops_per_microbatch": n,
                      "ms_per_microbatch": s * 1e3,
                      "predicted_ms_per_microbatch": p * 1e3}
-                    for (op, fn), (s, n, p, _) in top],
+                    for (op, fn), (s, n, p) in top],
         })
     return out
 
