@@ -19,11 +19,16 @@
 // gradient is the pd.layer_norm_grad's input_grad summed, which the
 // fused layer_norm_grad returns as its input_grad_sum.
 //
-// Bit for bit the unfused results. Runs on the outlined stage functions
-// (first in the buffers phase), so that both ops are known to be on the
-// same stage: before partitioning they differentiate different forward
-// ops (the GELU, the matmul with the bias), which a stage cut may
-// separate. Looks through reshapes that keep the last dimension.
+// Bit for bit the unfused results. Looks through reshapes that keep the
+// last dimension. Runs twice. With same-forward-op, last in the autodiff
+// phase on the differentiated @main, it fuses the pairs whose ops
+// differentiate one forward op (equal pd.grad_of: a bias that
+// pd-fuse-bias-into-consumers moved into the GELU or the residual norm),
+// which partitioning keeps on one stage: the planner then prices, and the
+// profiling stage times, the fused op the stages run. Without it, first
+// in the buffers phase on the outlined stage functions, it fuses the pairs
+// that differentiate different forward ops (the GELU, and a matmul that
+// kept its bias), which only a stage known to hold both can fuse.
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,6 +91,13 @@ void fuse(SumToOp sum, Operation *grad) {
   grad->erase();
 }
 
+/// Whether both ops differentiate the same forward op (or neither is
+/// tagged).
+bool differentiateOneForwardOp(Operation *a, Operation *b) {
+  return getContractInt<PDDialect::GradOfAttrHelper>(a) ==
+         getContractInt<PDDialect::GradOfAttrHelper>(b);
+}
+
 } // namespace
 
 void FuseBiasGradientsPass::runOnOperation() {
@@ -93,5 +105,6 @@ void FuseBiasGradientsPass::runOnOperation() {
   getOperation().walk([&](SumToOp sum) { sums.push_back(sum); });
   for (SumToOp sum : sums)
     if (Operation *grad = sum.getSummedProducer())
-      fuse(sum, grad);
+      if (!sameForwardOp || differentiateOneForwardOp(sum, grad))
+        fuse(sum, grad);
 }

@@ -496,8 +496,13 @@ def FuseBiasGradientsPass : Pass<"pd-fuse-bias-gradients", "::mlir::ModuleOp"> {
     memory. Likewise a sum of a `pd.layer_norm_grad`'s input_grad over a
     norm of the last dimension (the gradient of a bias that
     pd-fuse-bias-into-consumers moved into pd.add_layer_norm) becomes its
-    `input_grad_sum` result. Bit for bit the unfused results. Runs on the
-    outlined stage functions, where both ops are known to be on one stage.
+    `input_grad_sum` result. Bit for bit the unfused results. With
+    `same-forward-op`, on the differentiated @main: the pairs whose ops
+    differentiate one forward op (the bias moved into its consumer by
+    pd-fuse-bias-into-consumers), which partitioning keeps on one stage, so
+    the planner prices and the profiling stage times the fused op; without
+    it, on the outlined stage functions, where both ops are known to be on
+    one stage.
 
     Before:
     ```mlir
@@ -510,6 +515,12 @@ def FuseBiasGradientsPass : Pass<"pd-fuse-bias-gradients", "::mlir::ModuleOp"> {
     %dh, %db = pd.gelu_grad %dg, %h : tensor<2x4x8xf32> -> tensor<8xf32>
     ```
   }];
+  let options = [
+    Option<"sameForwardOp", "same-forward-op", "bool", "false",
+           "Fuse only pairs that differentiate the same forward op (equal "
+           "pd.grad_of), which no stage cut separates: for the "
+           "differentiated @main, before partitioning">,
+  ];
 }
 
 def ConcatInPlacePass : Pass<"pd-concat-in-place", "::mlir::ModuleOp"> {

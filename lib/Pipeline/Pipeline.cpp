@@ -46,6 +46,13 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
   pm.addPass(createMarkCausalGemmsPass());
   // Trees of single-use elementwise ops: one pass over memory each.
   pm.addPass(createFuseElementwiseChainsPass());
+  // Bias gradients summed in the pass of the GELU or layer-norm gradient
+  // they read, where both differentiate one forward op (which partitioning
+  // keeps on one stage): the planner prices, and the profiling stage
+  // times, the fused op the stages run.
+  FuseBiasGradientsPassOptions oneForwardOp;
+  oneForwardOp.sameForwardOp = true;
+  pm.addPass(createFuseBiasGradientsPass(oneForwardOp));
 }
 
 void mlir::pd::addStagesPhase(OpPassManager &pm,
@@ -71,10 +78,10 @@ void mlir::pd::addStagesPhase(OpPassManager &pm,
 
 void mlir::pd::addBuffersPhase(OpPassManager &pm,
                                const TrainingPipelineOptions &options) {
-  // Bias gradients summed in the pass of the GELU or layer-norm gradient
-  // they read (on the stage functions: both ops are then known to share a
-  // stage). Not in the profiling stage, which times the ops the planner
-  // prices.
+  // The other bias gradients summed in the pass of the gradient they read
+  // (they differentiate another forward op than it: on the stage
+  // functions, both are known to share a stage). Not in the profiling
+  // stage, which times the ops the planner prices.
   if (!options.profileMarks)
     pm.addPass(createFuseBiasGradientsPass());
   // Batched GEMMs write the results a concat joins into its result

@@ -1,4 +1,5 @@
 // RUN: pd-opt %s --pd-fuse-bias-gradients --split-input-file | FileCheck %s
+// RUN: pd-opt %s --pd-fuse-bias-gradients=same-forward-op --split-input-file | FileCheck %s --check-prefix=SAME
 
 // The MLP's up-projection bias: the sum of the GELU gradient's rows, read
 // through the reshape that merges batch and positions, becomes the GELU
@@ -119,4 +120,28 @@ func.func @norm_sums_that_stay(%dy: tensor<2x4x8xf32>, %x: tensor<2x4x8xf32>, %g
   %c = pd.sum_to %dx2 : tensor<4x8xf32> -> tensor<8xf32>
   %d = pd.sum_to %dx2 : tensor<4x8xf32> -> tensor<8xf32>
   return %a, %b, %c, %d : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// With same-forward-op (on @main, before partitioning): the pair that
+// differentiates one forward op (a GELU that took its Linear's bias) is
+// fused; a sum that differentiates another forward op (a matmul that kept
+// its bias), which a stage cut may put on another stage than the GELU
+// gradient, stays for the stage functions. Without the option, both fuse.
+// SAME-LABEL: func.func @one_forward_op
+// SAME-NEXT: %[[DH:.*]], %[[DB:.*]] = pd.gelu_grad %arg0, %arg1, %arg2 {pd.grad_of = 4 : i64, pd.seconds = 3.000000e+00 : f64} : tensor<4x6xf32>, tensor<6xf32> -> tensor<6xf32>
+// SAME-NEXT: %[[DH2:.*]] = pd.gelu_grad %arg0, %arg1 {pd.grad_of = 5 : i64} : tensor<4x6xf32>{{$}}
+// SAME-NEXT: %[[DB2:.*]] = pd.sum_to %[[DH2]] {pd.grad_of = 3 : i64} : tensor<4x6xf32> -> tensor<6xf32>
+// SAME-NEXT: return %[[DH]], %[[DB]], %[[DH2]], %[[DB2]]
+// CHECK-LABEL: func.func @one_forward_op
+// CHECK-NEXT: pd.gelu_grad {{.*}} -> tensor<6xf32>
+// CHECK-NEXT: pd.gelu_grad {{.*}} -> tensor<6xf32>
+// CHECK-NEXT: return
+func.func @one_forward_op(%dg: tensor<4x6xf32>, %h: tensor<4x6xf32>, %b: tensor<6xf32>) -> (tensor<4x6xf32>, tensor<6xf32>, tensor<4x6xf32>, tensor<6xf32>) {
+  %dh = pd.gelu_grad %dg, %h, %b {pd.grad_of = 4 : i64, pd.seconds = 1.0 : f64} : tensor<4x6xf32>, tensor<6xf32>
+  %db = pd.sum_to %dh {pd.grad_of = 4 : i64, pd.seconds = 2.0 : f64} : tensor<4x6xf32> -> tensor<6xf32>
+  %dh2 = pd.gelu_grad %dg, %h {pd.grad_of = 5 : i64} : tensor<4x6xf32>
+  %db2 = pd.sum_to %dh2 {pd.grad_of = 3 : i64} : tensor<4x6xf32> -> tensor<6xf32>
+  return %dh, %db, %dh2, %db2 : tensor<4x6xf32>, tensor<6xf32>, tensor<4x6xf32>, tensor<6xf32>
 }
