@@ -111,9 +111,9 @@ def model_table(model):
              "| of 1-core sgemm | per process | peak RSS MiB per process | loss step 1 |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += ["| " + " | ".join(row_cells(row)) + " |" for row in model["rows"]]
-    profile = op_profile_line(model)
-    if profile:
-        lines += ["", profile]
+    for line in (ceiling_line(model), op_profile_line(model)):
+        if line:
+            lines += ["", line]
     return lines
 
 
@@ -143,7 +143,9 @@ def op_profile_line(model, top=True):
 FOOTNOTES = [
     "",
     "efficiency: throughput / (processes x the same system's single-process "
-    "throughput): pdc d=2 against pdc d=1 with the same schedule, "
+    "throughput): pdc d=2 against pdc d=1 with the same schedule (and two copies of "
+    "pdc d=1 2bw run at once, one per core, each training its own global batch, "
+    "against one alone), "
     "torch.distributed.pipelining on 2 ranks against itself on 1 rank (ScheduleGPipe, "
     "one stage). of 1-core sgemm: plan FLOPs per step / GEMM roofline / step time; "
     "per process: that divided by the processes. torch eager: m accumulated "
@@ -167,13 +169,15 @@ def markdown(result):
     return "\n".join(lines) + "\n"
 
 
+COPIES_SCHEDULE = "2bw, 2 copies of d=1"
 README_BEGIN = "<!-- perf_suite:begin -->"
 README_END = "<!-- perf_suite:end -->"
 
 
 def goal_ratios(model):
     """pdc d=1 over the faster torch eager, pdc 2bw d=2 over the best
-    torch.distributed.pipelining schedule on 2 ranks and over pdc d=1."""
+    torch.distributed.pipelining schedule on 2 ranks and over pdc d=1
+    (throughput ratios, as text)."""
     ok = [r for r in model["rows"] if r["status"] == "ok"]
     def best(pred):
         times = [r["median_s"] for r in ok if pred(r)]
@@ -184,6 +188,26 @@ def goal_ratios(model):
     d2 = best(lambda r: r["side"] == "pdc" and r["d"] == 2 and r["schedule"] == "2bw")
     ratio = lambda a, b: f"{a / b:.2f}x" if a and b else "-"
     return ratio(eager, d1), ratio(pipe, d2), ratio(d1, d2)
+
+
+def ceiling_line(model):
+    """What two independent pdc d=1 runs at once get of one alone's
+    throughput (the machine's share of d=2's loss: its cores share caches
+    and memory bandwidth) and how much of that pdc 2bw d=2 gets (the
+    pipeline's share: imbalance, waits, transfers); None without those
+    rows."""
+    rows = {(r["d"], r["schedule"]): r for r in model["rows"]
+            if r["side"] == "pdc" and r["status"] == "ok"}
+    d1, d2, pair = rows.get((1, "2bw")), rows.get((2, "2bw")), rows.get((2, COPIES_SCHEDULE))
+    if not (d1 and pair):
+        return None
+    ceiling = 2 * d1["median_s"] / pair["median_s"]
+    text = (f"Two pdc d=1 runs at once, one per core, get {ceiling:.2f}x one alone's "
+            "throughput between them (the cores share caches and memory bandwidth)")
+    if d2:
+        reached = d1["median_s"] / d2["median_s"] / ceiling
+        text += f"; pdc 2bw d=2 gets {reached:.2f} of that"
+    return text + "."
 
 
 def readme_section(result):
@@ -220,6 +244,9 @@ def readme_section(result):
         e, p, s = goal_ratios(model)
         lines += ["", f"pdc d=1 / faster torch eager: {e}; pdc 2bw d=2 / best "
                   f"torch.distributed.pipelining schedule: {p}; pdc 2bw d=2 / pdc d=1: {s}.", ""]
+        ceiling = ceiling_line(model)
+        if ceiling:
+            lines += [ceiling, ""]
         profile = op_profile_line(model, top=False)
         if profile:
             lines += [profile, ""]

@@ -11,9 +11,13 @@ batches from the same initial weights with one thread per process:
   pipelining  torch.distributed.pipelining over gloo, one process per rank:
               1 rank (ScheduleGPipe, one stage: the baseline), then 2 ranks
               with each --pipe-schedules schedule
-  pdc         pdc plans at d=1 and d=2 with each --pdc-schedules schedule,
-              and once more d=1 2bw compiled with --instrument-ops: where
-              its step goes (GEMM ops, other ops, the rest)
+  pdc         pdc plans at d=1 and d=2 with each --pdc-schedules schedule;
+              two runs of the d=1 2bw plan at once, one per core (what two
+              independent processes get of a machine whose cores share
+              caches and memory bandwidth: the machine's share of d=2's
+              loss against d=1); and once more d=1 2bw compiled with
+              --instrument-ops: where its step goes (GEMM ops, other ops,
+              the rest)
 
 and reports per run the median ms/step, samples/s, the pipeline efficiency
 (throughput / (d x the same system's single-process throughput)), the plan's
@@ -67,6 +71,7 @@ MODELS = {
                   microbatch=8, microbatches=4),
 }
 PDC_STEP_RE = re.compile(r"^step (\d+) loss (\S+) ms/step (\S+)", re.M)
+COPIES_SCHEDULE = perf_report.COPIES_SCHEDULE
 OPENBLAS_FILE_RE = re.compile(r"openblas\w*-r([\d.]+)\.so")
 
 
@@ -205,10 +210,10 @@ def run_process(cmd, env, timeout):
     return proc.stdout
 
 
-def run_ranks(cmds, env, timeout):
-    """Start every command at once (the ranks of one job) and return each one's
-    PERF_RESULT; if one fails or the time runs out, stop the others and
-    raise SideFailed with the first failure's last error line."""
+def run_together(cmds, env, timeout):
+    """Start every command at once and return each one's stdout; if one
+    fails or the time runs out, stop the others and raise SideFailed with
+    the first failure's last error line."""
     with contextlib.ExitStack() as files:
         logs = [(files.enter_context(tempfile.TemporaryFile(mode="w+")),
                  files.enter_context(tempfile.TemporaryFile(mode="w+"))) for _ in cmds]
@@ -224,7 +229,17 @@ def run_ranks(cmds, env, timeout):
         if failure:
             raise SideFailed(failure if failure != "timed out"
                              else f"timed out after {timeout} s")
-        return [read_result(out) for out, _ in logs]
+        outs = []
+        for out, _ in logs:
+            out.seek(0)
+            outs.append(out.read())
+        return outs
+
+
+def run_ranks(cmds, env, timeout):
+    """Start every command at once (the ranks of one job) and return each
+    one's PERF_RESULT."""
+    return [read_result(out) for out in run_together(cmds, env, timeout)]
 
 
 def first_failure(procs, logs):
@@ -249,9 +264,8 @@ def wait_all(procs, logs, deadline):
 
 
 def read_result(out):
-    """The PERF_RESULT object a worker printed to the file out."""
-    out.seek(0)
-    for line in out.read().splitlines():
+    """The PERF_RESULT object a worker printed (its stdout, out)."""
+    for line in out.splitlines():
         if line.startswith("PERF_RESULT "):
             return json.loads(line.split(" ", 1)[1])
     raise SideFailed("the worker printed no PERF_RESULT line")
@@ -274,11 +288,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def new_row(model, side, d, schedule, baseline=None):
+def new_row(model, side, d, schedule, baseline=None, copies=1):
     """An empty result row; baseline: (side, schedule) of the d=1 run it is
-    compared against for pipeline efficiency."""
+    compared against for pipeline efficiency; copies: independent runs of
+    one configuration at once (each trains its own global batch)."""
     return {"model": model.name, "side": side, "d": d, "schedule": schedule,
-            "baseline": baseline, "status": "ok", "rounds": []}
+            "baseline": baseline, "copies": copies, "status": "ok", "rounds": []}
 
 
 def run_round(row, measure):
@@ -409,36 +424,75 @@ def pdc_run(args, model, d, plan):
         out = run_process([os.path.join(plan, "run"), "--steps", str(args.steps),
                            "--data", model.data, "--log-every", "1"],
                           child_env(args), args.timeout)
-    steps = PDC_STEP_RE.findall(out)
-    if len(steps) <= args.warmup:
-        raise SideFailed(f"run printed {len(steps)} step lines: {last_line(out)}")
-    seconds = [float(ms) / 1e3 for _, _, ms in steps]
+    seconds, loss = pdc_steps(args, out)
     return {"median_s": statistics.median(seconds[args.warmup:]), "step_s": seconds,
-            "loss_step1": float(steps[0][1]),
+            "loss_step1": loss,
             "peak_rss_kib": [watcher.peak_kib.get(s) for s in stages],
             "blas": pdc_blas(args, stages, watcher)}
 
 
+def pdc_steps(args, out):
+    """The step times (seconds) and step 1's loss a plan's run printed."""
+    steps = PDC_STEP_RE.findall(out)
+    if len(steps) <= args.warmup:
+        raise SideFailed(f"run printed {len(steps)} step lines: {last_line(out)}")
+    return [float(ms) / 1e3 for _, _, ms in steps], float(steps[0][1])
+
+
+def pdc_copies_run(args, model, plan, copies):
+    """`copies` runs of the one-stage plan at once, each pinned to a core
+    of its own (taskset; mpirun told not to bind): what this machine gives
+    as many independent processes as a d-stage pipeline has ranks, sharing
+    its caches and memory bandwidth as the pipeline's ranks do. A step
+    lasts as long as the slower copy's."""
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < copies:
+        raise SideFailed(f"needs {copies} cores, this process may use {len(cores)}")
+    if not shutil.which("taskset"):
+        raise SideFailed("taskset (util-linux) not found")
+    stage = os.path.join(plan, "stage0")
+    cmds = [["taskset", "-c", str(core), os.path.join(plan, "run"),
+             "--steps", str(args.steps), "--data", model.data, "--log-every", "1",
+             "--", "--bind-to", "none"] for core in cores[:copies]]
+    with perf_proc.ExecutableWatcher([stage]) as watcher:
+        outs = run_together(cmds, child_env(args), args.timeout)
+    runs = [pdc_steps(args, out) for out in outs]
+    step_s = [max(ts) for ts in zip(*(seconds for seconds, _ in runs))]
+    return {"median_s": max(statistics.median(s[args.warmup:]) for s, _ in runs),
+            "step_s": step_s, "loss_step1": runs[0][1],
+            "peak_rss_kib": [watcher.peak_kib.get(stage)],
+            "blas": pdc_blas(args, [stage], watcher)}
+
+
 def side_pdc(args, model):
-    """pdc plans at d=1 and d=2 for every --pdc-schedules schedule."""
+    """pdc plans at d=1 and d=2 for every --pdc-schedules schedule, and two
+    runs of the d=1 2bw plan at once (what two processes get of the
+    machine)."""
     jobs = []
     for d in (1, 2):
         for schedule in args.pdc_schedules.split(","):
             baseline = ("pdc", schedule) if d > 1 else None
             jobs.append((new_row(model, "pdc", d, schedule, baseline),
                          pdc_measure(args, model, d, schedule)))
+    if "2bw" in args.pdc_schedules.split(","):
+        jobs.append((new_row(model, "pdc", 2, COPIES_SCHEDULE, ("pdc", "2bw"), copies=2),
+                     pdc_measure(args, model, 1, "2bw", copies=2)))
     return jobs
 
 
-def pdc_measure(args, model, d, schedule):
-    """A round of one pdc configuration: the first compiles its plan."""
-    plan = os.path.join(model.dir, f"pdc-d{d}-{schedule}")
+def pdc_measure(args, model, d, schedule, copies=1):
+    """A round of one pdc configuration (`copies` > 1: that many runs of
+    the plan at once): the first compiles its plan."""
+    plan = os.path.join(model.dir, f"pdc-d{d}-{schedule}" +
+                        (f"-{copies}-copies" if copies > 1 else ""))
     compiled = False
     def measure():
         nonlocal compiled
         if not compiled:
             compile_plan(args, model, d, schedule, plan)
             compiled = True
+        if copies > 1:
+            return pdc_copies_run(args, model, plan, copies)
         return pdc_run(args, model, d, plan)
     return measure
 
@@ -537,12 +591,13 @@ def finish_rows(rows, flops, roofline_gflops, global_batch):
     for row in rows:
         if row["status"] != "ok":
             continue
-        row["samples_per_s"] = global_batch / row["median_s"]
+        copies = row.get("copies", 1)
+        row["samples_per_s"] = copies * global_batch / row["median_s"]
         base = ok.get(tuple(row["baseline"])) if row["baseline"] else None
         if base:
-            row["efficiency"] = base["median_s"] / (row["d"] * row["median_s"])
+            row["efficiency"] = copies * base["median_s"] / (row["d"] * row["median_s"])
         if flops and roofline_gflops:
-            row["roofline"] = flops / (roofline_gflops * 1e9) / row["median_s"]
+            row["roofline"] = copies * flops / (roofline_gflops * 1e9) / row["median_s"]
             row["roofline_per_process"] = row["roofline"] / row["d"]
 
 
