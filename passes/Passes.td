@@ -158,6 +158,45 @@ def FuseAttentionSoftmaxPass : Pass<"pd-fuse-attention-softmax", "::mlir::Module
   }];
 }
 
+def SplitMatMulRowsPass : Pass<"pd-split-matmul-rows", "::mlir::ModuleOp"> {
+  let summary = "Splits 2-D matmuls by rows so that a pipeline cut can fall inside one.";
+  let description = [{
+    A stage cut falls between ops, so a pipeline is balanced only to within
+    the op at the cut. Each listed `pd.matmul` (2-D, its left operand not
+    transposed) becomes two matmuls over the first `rows` and the remaining
+    rows of its left operand (`pd.slice`s) and a `pd.concat` of their
+    products; the second half reads the weight (and a bias) through a new
+    `pd.param_ref`, so that a cut between the halves ties the parameter
+    between the two stages. The planner chooses the matmuls and the rows
+    (docs/planner.md); `op-ids` are their positions in the function's
+    body, which are the `pd.op_id`s pd-autodiff gives them. Runs before
+    pd-autodiff.
+
+    Before:
+    ```mlir
+    %w = pd.param_ref @w : tensor<6x4xf32>
+    %y = pd.matmul %x, %w {transpose_rhs} : tensor<8x4xf32>, tensor<6x4xf32> -> tensor<8x6xf32>
+    ```
+    After (`op-ids=1 rows=3`):
+    ```mlir
+    %x1 = pd.slice %x {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<8x4xf32> -> tensor<3x4xf32>
+    %x2 = pd.slice %x {starts = array<i64: 3, 0>, steps = array<i64: 1, 1>} : tensor<8x4xf32> -> tensor<5x4xf32>
+    %y1 = pd.matmul %x1, %w {transpose_rhs} : tensor<3x4xf32>, tensor<6x4xf32> -> tensor<3x6xf32>
+    %w2 = pd.param_ref @w : tensor<6x4xf32>
+    %y2 = pd.matmul %x2, %w2 {transpose_rhs} : tensor<5x4xf32>, tensor<6x4xf32> -> tensor<5x6xf32>
+    %y = pd.concat %y1, %y2 {axis = 0 : i64} : (tensor<3x6xf32>, tensor<5x6xf32>) -> tensor<8x6xf32>
+    ```
+  }];
+  let options = [
+    Option<"funcName", "func-name", "std::string", "\"main\"",
+           "The function that computes the loss.">,
+    ListOption<"opIds", "op-ids", "int64_t",
+               "Positions of the matmuls in the function's body">,
+    ListOption<"rows", "rows", "int64_t",
+               "Rows of each matmul's first half">,
+  ];
+}
+
 def AutodiffPass : Pass<"pd-autodiff", "::mlir::ModuleOp"> {
   let summary = "Appends the reverse-mode gradient of the loss to the model.";
   let description = [{

@@ -15,6 +15,7 @@
 #include "InstrumentOps.h"
 #include "Phases.h"
 #include "PlanSearch.h"
+#include "SplitAtCuts.h"
 #include "OpProfile.h"
 #include "dialects/PD/IR/PDOps.h"
 #include "mlir/Support/Timing.h"
@@ -170,6 +171,12 @@ static FailureOr<PlanDocuments> describePlan(ModuleOp module,
   llvm::json::Object &fields = *planJson.getAsObject();
   if (search.searched())
     fields.try_emplace("search", search.toJson());
+  if (!search.splitGemms.empty()) {
+    llvm::json::Array splits;
+    for (const MatMulRowSplit &s : search.splitGemms)
+      splits.push_back(llvm::json::Object{{"op_id", s.opId}, {"rows", s.rows}});
+    fields.try_emplace("split_gemms", std::move(splits));
+  }
   fields.try_emplace("costs", profiler.active()
                                   ? profiler.describe()
                                   : "roofline of " + prediction->spec.name);
@@ -202,6 +209,9 @@ static LogicalResult writePlan(ModuleOp module, const CompilerOptions &o,
   if (failed(dir->commit()))
     return failure();
   search.print(out);
+  for (const MatMulRowSplit &s : search.splitGemms)
+    out << "split: the GEMM of op " << s.opId << " after row " << s.rows
+        << ", so that a stage cut falls inside it\n";
   if (profiler.active())
     out << "costs: " << profiler.describe() << "\n";
   printPlanSummary(docs.stages, o, docs.prediction, out);
@@ -241,6 +251,8 @@ LogicalResult mlir::pd::runCompiler(ModuleOp module,
     module.getBodyRegion().takeBody(search->chosenModule->getBodyRegion());
     module->setAttrs(search->chosenModule.get()->getAttrDictionary());
   }
+  // A GEMM at a cut split by rows where that balances the stages.
+  splitGemmsAtCuts(module, o, *search, reimport, profiler, timing);
   const PlanCandidate &chosen = search->candidates.front();
   if (failed(runStagePhases(module, o, chosen.cuts, chosen.recomputeStages,
                             o.emit, timing.nest("stages and buffers"))))

@@ -25,11 +25,12 @@ static LogicalResult configure(PassManager &pm, bool commandLine,
 }
 
 LogicalResult mlir::pd::runAutodiff(ModuleOp module, bool commandLine,
-                                    TimingScope timing) {
+                                    TimingScope timing,
+                                    ArrayRef<MatMulRowSplit> splits) {
   PassManager pm(module.getContext());
   if (failed(configure(pm, commandLine, timing)))
     return failure();
-  addAutodiffPhase(pm);
+  addAutodiffPhase(pm, splits);
   return pm.run(module);
 }
 

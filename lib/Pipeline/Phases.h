@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/Timing.h"
 #include "pd/Support/CompilerOptions.h"
+#include "pd/Pipeline/Pipeline.h"
 
 namespace mlir::pd {
 
@@ -21,7 +22,8 @@ namespace mlir::pd {
 /// prints or compiles, not the search's other microbatch sizes); passes are
 /// timed under `timing`.
 LogicalResult runAutodiff(ModuleOp module, bool commandLine,
-                          TimingScope timing = {});
+                          TimingScope timing = {},
+                          ArrayRef<MatMulRowSplit> splits = {});
 
 /// Partitions the differentiated module at `cuts` (pd.op_id starting each
 /// stage after the first; empty: the pass's FLOP balance), outlines the

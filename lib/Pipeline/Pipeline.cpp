@@ -13,7 +13,8 @@
 using namespace mlir;
 using namespace mlir::pd;
 
-void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
+void mlir::pd::addAutodiffPhase(OpPassManager &pm,
+                                ArrayRef<MatMulRowSplit> splits) {
   // Simplify the imported forward first: fused ops differentiate into
   // fused gradient kernels and stash less.
   pm.addPass(createFuseDecomposedOpsPass());
@@ -26,6 +27,19 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm) {
   // Those biases into the GELUs and residual norms that read the products,
   // which add them in their pass: the GEMM writes its product once.
   pm.addPass(createFuseBiasIntoConsumersPass());
+  // The planner's row splits of the GEMMs at its stage cuts: a cut can
+  // then fall inside one (the op ids are those the autodiff gives).
+  if (!splits.empty()) {
+    std::vector<int64_t> ids, rows;
+    for (MatMulRowSplit s : splits) {
+      ids.push_back(s.opId);
+      rows.push_back(s.rows);
+    }
+    SplitMatMulRowsPassOptions split;
+    split.opIds = ids;
+    split.rows = rows;
+    pm.addPass(createSplitMatMulRowsPass(split));
+  }
   // Forward + backward in one function, gradient ops tagged with the op
   // they differentiate, so partitioning can keep them together.
   pm.addPass(createAutodiffPass());

@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/Timing.h"
 #include "pd/Pipeline/Compiler.h"
+#include "pd/Pipeline/Pipeline.h"
 #include "pd/Planner/Candidates.h"
 #include "pd/Planner/StageModel.h"
 #include "pd/Support/CompilerOptions.h"
@@ -41,6 +42,8 @@ struct PlanSearch {
   /// The model differentiated at the chosen microbatch size, when it is
   /// not the one searchPlan was given.
   OwningOpRef<ModuleOp> chosenModule;
+  /// GEMMs split by rows at the chosen plan's cuts (SplitAtCuts.h).
+  std::vector<MatMulRowSplit> splitGemms;
 
   /// plan.json's "search": the chosen plan, the next best, the rejections.
   llvm::json::Value toJson() const;

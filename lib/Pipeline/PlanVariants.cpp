@@ -7,7 +7,7 @@
 using namespace mlir;
 using namespace mlir::pd;
 
-void Variants::price(ProgramGraph &graph) const {
+void mlir::pd::priceGraph(ProgramGraph &graph, const DeviceSpec &spec) {
   graph.price([&](const ProgramGraph::Op &op) {
     if (!op.costed)
       return 0.0;
@@ -52,7 +52,7 @@ Variant Variants::load(int64_t b) {
     v.error = error;
     return v;
   }
-  price(*graph);
+  priceGraph(*graph, spec);
   v.graph = std::move(*graph);
   return v;
 }
@@ -68,7 +68,7 @@ const Variant &Variants::at(int64_t b) {
       std::optional<ProgramGraph> g = ProgramGraph::atMicrobatch(
           *base.graph, o.microbatch, *ref.graph, reference, b);
       if (g) {
-        price(*g);
+        priceGraph(*g, spec);
         Variant v;
         v.graph = std::move(*g);
         return variants.emplace(b, std::move(v)).first->second;

@@ -30,6 +30,10 @@ namespace mlir::pd {
 /// The model at one microbatch size: differentiated, and as a program
 /// graph; or why it cannot be had. A graph derived from two others has no
 /// module.
+/// Prices every op of `graph` as the plan search does: its measured
+/// seconds (pd.seconds), else its roofline on `spec`.
+void priceGraph(ProgramGraph &graph, const DeviceSpec &spec);
+
 struct Variant {
   ModuleOp module;
   OwningOpRef<ModuleOp> owned;
@@ -55,7 +59,6 @@ public:
 
 private:
   Variant load(int64_t b);
-  void price(ProgramGraph &graph) const;
 
   ModuleOp module;
   const CompilerOptions &o;

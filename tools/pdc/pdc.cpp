@@ -87,6 +87,11 @@ static cl::opt<pd::EmitKind, false, ChoiceParser<pd::EmitKind>> emit(
 static cl::opt<bool> planOnly("plan-only",
                               cl::desc("Write plan.json without codegen"),
                               cl::cat(pdcCategory));
+static cl::opt<bool> splitGemms(
+    "split-gemms",
+    cl::desc("Let the planner split a GEMM at a stage cut by rows, the "
+             "halves on both stages, when that balances them (default on)"),
+    cl::init(true), cl::cat(pdcCategory));
 static cl::opt<bool> instrumentOps(
     "instrument-ops",
     cl::desc("Time every op in the stage executables (run --profile-ops "
@@ -303,6 +308,7 @@ static LogicalResult buildOptions(pd::CompilerOptions &opts) {
   opts.devicesPerNode = devicesPerNode;
   opts.profile = profile;
   opts.instrumentOps = instrumentOps;
+  opts.splitGemms = splitGemms;
   opts.profileCache = profileCache;
   opts.stages = stages;
   opts.replicas = replicas;

@@ -34,7 +34,15 @@ struct TrainingPipelineOptions {
 };
 
 /// Phase 1: reverse-mode differentiation of the loss.
-void addAutodiffPhase(OpPassManager &pm);
+/// A pd.matmul split by rows before differentiation (pd-split-matmul-rows)
+/// so that a stage cut can fall inside it: its position in @main's body
+/// (its pd.op_id) and the rows of its first half.
+struct MatMulRowSplit {
+  int64_t opId = 0, rows = 0;
+};
+
+void addAutodiffPhase(OpPassManager &pm,
+                      llvm::ArrayRef<MatMulRowSplit> splits = {});
 /// Phase 2: balanced stage assignment and per-stage function outlining.
 void addStagesPhase(OpPassManager &pm, const TrainingPipelineOptions &options);
 /// Phase 3: the 2BW memory plan of every stage.

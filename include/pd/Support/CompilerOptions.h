@@ -61,6 +61,9 @@ struct CompilerOptions {
   /// --instrument-ops: the stage executables time every op (run
   /// --profile-ops FILE) and the plan lists them in ops.json.
   bool instrumentOps = false;
+  /// --split-gemms: the planner may split a GEMM at a stage cut by rows
+  /// so that the cut falls inside it (pd-split-matmul-rows).
+  bool splitGemms = true;
 
   // Cluster description for the planner.
   int64_t devices = 0;
