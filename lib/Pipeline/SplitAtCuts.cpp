@@ -44,46 +44,19 @@ int64_t splittableRows(Operation *op) {
   return lhs.getRank() == 2 ? lhs.getDimSize(0) : 0;
 }
 
-/// The split evening out the stages before and after chain position
-/// `cut` (the stages' seconds `before` and `after`), if the op to split
-/// there is a matmul heavier than the imbalance.
-std::optional<MatMulRowSplit> splitAt(const OpChain &chain, func::FuncOp main,
-                                      int64_t cut, double before,
-                                      double after) {
-  double heavier = std::max(before, after);
-  if (heavier <= 0 || std::abs(after - before) < kMinImbalance * heavier)
-    return std::nullopt;
-  double move = std::abs(after - before) / 2;
-  // The first costed op of the later stage moves its first rows back, or
-  // the last of the earlier stage its last rows on.
-  int64_t pos = cut;
-  if (after > before) {
-    while (pos < (int64_t)chain.seconds.size() && chain.seconds[pos] <= 0)
-      ++pos;
-  } else {
-    pos = cut - 1;
-    while (pos >= 0 && chain.seconds[pos] <= 0)
-      --pos;
-  }
-  if (pos < 0 || pos >= (int64_t)chain.seconds.size())
-    return std::nullopt;
-  double cost = chain.seconds[pos];
-  Operation *op = forwardOp(main, chain.opIds[pos]);
-  int64_t m = splittableRows(op);
-  if (cost <= move || m < 2 * kRowMultiple)
-    return std::nullopt;
-  double firstShare = after > before ? move / cost : 1 - move / cost;
-  int64_t rows = (int64_t)std::lround(firstShare * m / kRowMultiple) *
-                 kRowMultiple;
-  rows = std::clamp<int64_t>(rows, kRowMultiple, m - kRowMultiple);
-  return MatMulRowSplit{chain.opIds[pos], rows};
-}
-
-/// The splits balancing `chosen`'s stages on `graph` (priced).
+/// The splits that would balance `chosen`'s stages on `graph` (priced):
+/// where the chain's running cost crosses k / d of its total, the op
+/// there split at the crossing, if it is a splittable matmul and the
+/// crossing leaves rows on both sides; none when the chosen plan's slowest
+/// stage is within kMinImbalance of the mean.
 std::vector<MatMulRowSplit> chooseSplits(const ProgramGraph &graph,
                                          func::FuncOp main,
                                          const PlanCandidate &chosen) {
   const OpChain &chain = graph.chain;
+  int64_t n = chain.seconds.size(), d = chosen.stages;
+  std::vector<double> prefix(n + 1, 0);
+  for (int64_t p = 0; p < n; ++p)
+    prefix[p + 1] = prefix[p] + chain.seconds[p];
   std::vector<int64_t> bounds = {0};
   for (int64_t id : chosen.cuts) {
     auto it = llvm::find(chain.opIds, id);
@@ -91,19 +64,29 @@ std::vector<MatMulRowSplit> chooseSplits(const ProgramGraph &graph,
       return {};
     bounds.push_back(it - chain.opIds.begin());
   }
-  bounds.push_back(chain.opIds.size());
-  auto stageSeconds = [&](size_t k) {
-    double sum = 0;
-    for (int64_t p = bounds[k]; p < bounds[k + 1]; ++p)
-      sum += chain.seconds[p];
-    return sum;
-  };
+  bounds.push_back(n);
+  double slowest = 0, mean = prefix[n] / d;
+  for (size_t k = 0; k + 1 < bounds.size(); ++k)
+    slowest = std::max(slowest, prefix[bounds[k + 1]] - prefix[bounds[k]]);
+  if (mean <= 0 || slowest < (1 + kMinImbalance) * mean)
+    return {};
   std::vector<MatMulRowSplit> splits;
-  for (size_t k = 1; k + 1 < bounds.size(); ++k)
-    if (auto s = splitAt(chain, main, bounds[k], stageSeconds(k - 1),
-                         stageSeconds(k)))
-      if (splits.empty() || splits.back().opId != s->opId)
-        splits.push_back(*s);
+  for (int64_t k = 1, p = 0; k < d; ++k) {
+    double target = mean * k;
+    while (p < n && prefix[p + 1] < target)
+      ++p;
+    if (p >= n || chain.seconds[p] <= 0)
+      continue;
+    int64_t m = splittableRows(forwardOp(main, chain.opIds[p]));
+    double share = (target - prefix[p]) / chain.seconds[p];
+    int64_t rows =
+        (int64_t)std::lround(share * m / kRowMultiple) * kRowMultiple;
+    if (m < 2 * kRowMultiple || rows < kRowMultiple ||
+        rows > m - kRowMultiple ||
+        (!splits.empty() && splits.back().opId == chain.opIds[p]))
+      continue;
+    splits.push_back({chain.opIds[p], rows});
+  }
   return splits;
 }
 

@@ -1,12 +1,12 @@
 //===- SplitAtCuts.h - GEMMs split by rows at the stage cuts ----*- C++ -*-===//
 //
 // A stage cut falls between ops, so the chosen pipeline is balanced only
-// to within the op at each cut. When a 2-D pd.matmul there (its forward
-// and gradient GEMMs) is heavier than the imbalance it leaves, the model is
-// imported again with that matmul split by rows (pd-split-matmul-rows), the
-// rows chosen to even out the two stages, and the same candidate is
-// evaluated on it; the split model replaces the module when the stage
-// model predicts it faster.
+// to within the op at each cut. When the chosen plan is unbalanced and a
+// 2-D pd.matmul (its forward and gradient GEMMs) is where a balanced cut
+// would fall, the model is imported again with that matmul split by rows
+// there (pd-split-matmul-rows) and the same candidate is evaluated on it;
+// the split model replaces the module when the stage model predicts it
+// faster.
 //
 //===----------------------------------------------------------------------===//
 
