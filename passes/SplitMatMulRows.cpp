@@ -4,7 +4,7 @@
 // balanced only to within its heaviest op at the cut: in the small
 // benchmark GPT at d = 2 the MLP's up projection (its forward and two
 // gradient GEMMs) is 5% of the model, and the best cut left the second
-// stage 12% heavier than the first. This pass splits a 2-D pd.matmul by the
+// stage 13% heavier than the first. This pass splits a 2-D pd.matmul by the
 // rows of its left operand,
 //
 //   %y = pd.matmul %x, %w {transpose_rhs} : 1024x256, 1024x256 -> 1024x1024
