@@ -277,6 +277,24 @@ void ProgramGraph::price(function_ref<double(const Op &)> seconds) {
         any = true;
       }
   }
+  // Gradients read by gradient ops of later positions: a later stage's
+  // backward would wait for an earlier stage's, which waits for it. No
+  // cut in (producer, user] either.
+  for (int32_t i = 0; i < n; ++i) {
+    const Op &op = ops[i];
+    int64_t a = positionOf(i);
+    if (!op.backward || a < 0)
+      continue;
+    for (uint32_t v = op.resultBegin; v < op.resultEnd; ++v)
+      for (int32_t user : usersOf(v)) {
+        int64_t u = positionOf(user);
+        if (!ops[user].backward || u <= a)
+          continue;
+        ++back[a + 1];
+        --back[u + 1];
+        any = true;
+      }
+  }
   chain.flowsBack.clear();
   if (any) {
     chain.flowsBack.assign(positions + 1, 0);

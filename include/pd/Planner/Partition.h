@@ -27,7 +27,10 @@ struct OpChain {
   /// stage's backward (the gradient that pd.softmax_cross_entropy_with_grad
   /// computes with the loss, read by the LM head's gradient ops): the
   /// earlier stage would have to receive it in its forward, which waits on
-  /// the later stage's forward, which waits on it. Never cut there.
+  /// the later stage's forward, which waits on it. Likewise a gradient
+  /// read by the gradient ops of a later position (a later stage's
+  /// backward would wait on an earlier stage's backward, which waits on
+  /// it). Never cut there.
   /// Empty: no such position.
   std::vector<char> flowsBack;
 };

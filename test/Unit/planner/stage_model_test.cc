@@ -72,6 +72,23 @@ TEST(StageModel, ChainForbidsCutsWhereTheLossGradientFlowsBack) {
             (std::vector<char>{0, 0, 0, 0, 1, 1, 0}));
 }
 
+// A gradient that a gradient op of a later position reads (here the
+// second Linear's input gradient, retagged to the first Linear, read by
+// the relu's gradient): a cut between them would have the later stage's
+// backward wait for the earlier one's, which waits for it (a Llama export
+// planned at d=3 did). No cut in (producer, reader].
+TEST(StageModel, ChainForbidsCutsWhereAGradientFlowsForward) {
+  std::string text = mlpAt(4);
+  std::string from = "%13 = pd.matmul %11, %5 {pd.grad_of = 7 : i64}";
+  size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(),
+               "%13 = pd.matmul %11, %5 {pd.grad_of = 2 : i64}");
+  Program retagged(text);
+  EXPECT_EQ(retagged.graph.chain.flowsBack,
+            (std::vector<char>{0, 1, 1, 0, 0, 0, 0}));
+}
+
 // Recomputing stage 0 stashes only x; its backward reruns the forward.
 TEST(StageModel, RecomputationStashesTheInputs) {
   Program p(mlpAt(4));
