@@ -13,6 +13,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::pd;
 
@@ -259,39 +261,26 @@ void ProgramGraph::price(function_ref<double(const Op &)> seconds) {
   chain.crossingBytes.assign(positions + 1, 0);
   for (int64_t c = 1, sum = 0; c < positions; ++c)
     chain.crossingBytes[c] = sum += delta[c];
-  // Forward values read by gradient ops of earlier positions: no cut in
-  // (user, producer].
+  // Values that gradient ops read against the backward's direction: a
+  // forward value read by the gradient ops of an earlier position (the
+  // earlier stage's forward would wait for the later one's), a gradient
+  // read by the gradient ops of a later position (the later stage's
+  // backward would wait for the earlier one's). Either way each stage
+  // would wait for the other: no cut between producer and reader.
   std::vector<int64_t> back(positions + 2, 0);
   bool any = false;
   for (int32_t i = 0; i < n; ++i) {
     const Op &op = ops[i];
-    if (op.backward || op.chainPos < 0)
+    int64_t a = op.backward ? positionOf(i) : op.chainPos;
+    if (a < 0)
       continue;
     for (uint32_t v = op.resultBegin; v < op.resultEnd; ++v)
       for (int32_t user : usersOf(v)) {
         int64_t u = positionOf(user);
-        if (!ops[user].backward || u < 0 || u >= op.chainPos)
+        if (!ops[user].backward || u < 0 || (op.backward ? u <= a : u >= a))
           continue;
-        ++back[u + 1];
-        --back[op.chainPos + 1];
-        any = true;
-      }
-  }
-  // Gradients read by gradient ops of later positions: a later stage's
-  // backward would wait for an earlier stage's, which waits for it. No
-  // cut in (producer, user] either.
-  for (int32_t i = 0; i < n; ++i) {
-    const Op &op = ops[i];
-    int64_t a = positionOf(i);
-    if (!op.backward || a < 0)
-      continue;
-    for (uint32_t v = op.resultBegin; v < op.resultEnd; ++v)
-      for (int32_t user : usersOf(v)) {
-        int64_t u = positionOf(user);
-        if (!ops[user].backward || u <= a)
-          continue;
-        ++back[a + 1];
-        --back[u + 1];
+        ++back[std::min(a, u) + 1];
+        --back[std::max(a, u) + 1];
         any = true;
       }
   }
