@@ -94,21 +94,28 @@ Status recvBytes(void *buf, int64_t bytes, int source, int tag) {
   return Status::ok();
 }
 
+Status sendBlob(const void *data, uint64_t size, int dest, int sizeTag,
+                int dataTag) {
+  PDRT_RETURN_IF_ERROR(sendBytes(&size, 8, dest, sizeTag));
+  return sendBytes(data, (int64_t)size, dest, dataTag);
+}
+
+Status recvBlob(std::string *blob, int source, int sizeTag, int dataTag) {
+  uint64_t size = 0;
+  PDRT_RETURN_IF_ERROR(recvBytes(&size, 8, source, sizeTag));
+  blob->assign(size, '\0');
+  return recvBytes(&(*blob)[0], (int64_t)size, source, dataTag);
+}
+
 Status gatherToRankZero(std::string mine, int rank, int ranks, int sizeTag,
                         int dataTag, std::vector<std::string> *all) {
-  if (rank != 0) {
-    uint64_t size = mine.size();
-    PDRT_RETURN_IF_ERROR(sendBytes(&size, 8, 0, sizeTag));
-    return sendBytes(mine.data(), (int64_t)size, 0, dataTag);
-  }
+  if (rank != 0)
+    return sendBlob(mine.data(), mine.size(), 0, sizeTag, dataTag);
   all->clear();
   all->push_back(std::move(mine));
   for (int source = 1; source < ranks; ++source) {
-    uint64_t size = 0;
-    PDRT_RETURN_IF_ERROR(recvBytes(&size, 8, source, sizeTag));
-    std::string theirs(size, '\0');
-    PDRT_RETURN_IF_ERROR(recvBytes(&theirs[0], (int64_t)size, source, dataTag));
-    all->push_back(std::move(theirs));
+    all->emplace_back();
+    PDRT_RETURN_IF_ERROR(recvBlob(&all->back(), source, sizeTag, dataTag));
   }
   return Status::ok();
 }

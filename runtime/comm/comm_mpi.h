@@ -50,6 +50,12 @@ Status startAllreduceSum(MPI_Comm comm, float *data, int64_t n,
 Status sendBytes(const void *buf, int64_t bytes, int dest, int tag);
 Status recvBytes(void *buf, int64_t bytes, int source, int tag);
 
+/// A byte string of any length to `dest`: its size on `sizeTag`, then its
+/// bytes on `dataTag`; recvBlob receives it from `source`.
+Status sendBlob(const void *data, uint64_t size, int dest, int sizeTag,
+                int dataTag);
+Status recvBlob(std::string *blob, int source, int sizeTag, int dataTag);
+
 /// Every rank's `mine` at rank 0: there `all` gets them in rank order
 /// (ranks 0 .. ranks - 1); the other ranks send theirs (on `sizeTag` and
 /// `dataTag`) and leave `all` alone.

@@ -260,12 +260,10 @@ namespace {
 
 /// Serialises params and state as repeated
 /// [u64 name length][name][u64 numel][floats].
-std::vector<char> packParams(const Manifest &m, const char *weights,
-                             const char *state) {
-  std::vector<char> blob;
-  auto put = [&](const void *p, size_t n) {
-    blob.insert(blob.end(), (const char *)p, (const char *)p + n);
-  };
+std::string packParams(const Manifest &m, const char *weights,
+                       const char *state) {
+  std::string blob;
+  auto put = [&](const void *p, size_t n) { blob.append((const char *)p, n); };
   auto tensor = [&](const std::string &name, int64_t n, const char *data) {
     uint64_t len = name.size(), numel = n;
     put(&len, 8);
@@ -285,7 +283,7 @@ std::vector<char> packParams(const Manifest &m, const char *weights,
   return blob;
 }
 
-Status unpackParams(const std::vector<char> &blob, ParamValues *values) {
+Status unpackParams(const std::string &blob, ParamValues *values) {
   size_t pos = 0;
   while (pos < blob.size()) {
     uint64_t len, numel;
@@ -314,20 +312,16 @@ Status saveTrainedModel(const Manifest &m, int rank, const char *weights,
   int replica = rank % m.replicas;
   if (replica != 0)
     return Status::ok();
-  std::vector<char> blob = packParams(m, weights, state);
-  if (rank != 0) {
-    uint64_t size = blob.size();
-    PDRT_RETURN_IF_ERROR(sendBytes(&size, 8, 0, kTagGatherSize));
-    return sendBytes(blob.data(), (int64_t)size, 0, kTagGatherData);
-  }
+  std::string blob = packParams(m, weights, state);
+  if (rank != 0)
+    return sendBlob(blob.data(), blob.size(), 0, kTagGatherSize,
+                    kTagGatherData);
   ParamValues values;
   PDRT_RETURN_IF_ERROR(unpackParams(blob, &values));
   for (int k = 1; k < m.stages; ++k) {
-    uint64_t size = 0;
-    int source = k * m.replicas;
-    PDRT_RETURN_IF_ERROR(recvBytes(&size, 8, source, kTagGatherSize));
-    std::vector<char> other(size);
-    PDRT_RETURN_IF_ERROR(recvBytes(other.data(), (int64_t)size, source, kTagGatherData));
+    std::string other;
+    PDRT_RETURN_IF_ERROR(
+        recvBlob(&other, k * m.replicas, kTagGatherSize, kTagGatherData));
     ParamValues theirs;
     PDRT_RETURN_IF_ERROR(unpackParams(other, &theirs));
     values.insert(theirs.begin(), theirs.end());
