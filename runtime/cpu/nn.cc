@@ -8,6 +8,7 @@
 
 #include "exec/context.h"
 #include "gelu_avx512.h"
+#include "layer_norm_avx512.h"
 #include "pdrt/pdrt.h"
 #include "pdrt/pdrt_numerics.h"
 #include "strided_runs.h"
@@ -598,6 +599,15 @@ extern "C" void pdrt_layer_norm(pdrt_ctx *ctx, const float *x, const float *g,
                                 int64_t cols, float eps) {
   if (pdrt::hasError(ctx))
     return;
+  if (pdrt::vmath::hasAvx512()) {
+    namespace ln = pdrt::layer_norm::avx512;
+    for (int64_t r = 0; r < rows; ++r) {
+      float mean, rstd;
+      ln::rowStats(x + r * cols, cols, eps, &mean, &rstd);
+      ln::normalizeRow(x + r * cols, g, b, y + r * cols, cols, mean, rstd);
+    }
+    return;
+  }
   normalizeAll(x, g, b, y, rows, cols, eps);
 }
 
@@ -608,6 +618,17 @@ extern "C" void pdrt_add_layer_norm(pdrt_ctx *ctx, const float *a,
                                     int64_t cols, float eps) {
   if (pdrt::hasError(ctx))
     return;
+  if (pdrt::vmath::hasAvx512()) {
+    // Each row's sum normalised while it is in L1.
+    namespace ln = pdrt::layer_norm::avx512;
+    for (int64_t r = 0; r < rows; ++r) {
+      float *sr = sum + r * cols, mean, rstd;
+      ln::addRow(a + r * cols, b + r * cols, bBias, sr, cols);
+      ln::rowStats(sr, cols, eps, &mean, &rstd);
+      ln::normalizeRow(sr, g, beta, y + r * cols, cols, mean, rstd);
+    }
+    return;
+  }
   // The sums a block of rows at a time, normalised while still in cache.
   for (int64_t r = 0; r < rows; r += kNormRows) {
     int64_t n = std::min<int64_t>(kNormRows, rows - r);
@@ -639,6 +660,16 @@ extern "C" void pdrt_layer_norm_grad(pdrt_ctx *ctx, const float *dy,
   if (dsum)
     std::fill(dsum, dsum + cols, 0.0f);
   auto at = [&](const float *p, int64_t r) { return p ? p + r * cols : p; };
+  if (pdrt::vmath::hasAvx512()) {
+    namespace ln = pdrt::layer_norm::avx512;
+    for (int64_t r = 0; r < rows; ++r) {
+      float mean, rstd;
+      ln::rowStats(x + r * cols, cols, eps, &mean, &rstd);
+      ln::gradRow(dy + r * cols, x + r * cols, g, at(addend, r), dx + r * cols,
+                  dg, db, dsum, cols, mean, rstd);
+    }
+    return;
+  }
   int64_t r = 0;
   for (; r + kNormRows <= rows; r += kNormRows)
     normGradRows<kNormRows>(dy + r * cols, x + r * cols, g, at(addend, r),
