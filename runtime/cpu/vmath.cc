@@ -55,6 +55,8 @@ PDRT_VMATH(cos, Sleef_cosf8_u10)
 #undef PDRT_VMATH
 
 float max(const float *x, int64_t n) {
+  if (hasAvx512())
+    return avx512::max(x, n);
   float m = x[0];
   int64_t i = 0;
   if (n >= 8) {
@@ -106,6 +108,8 @@ __m256d widen(const float *x) { return _mm256_cvtps_pd(_mm_loadu_ps(x)); }
 } // namespace
 
 double sum(const float *x, int64_t n) {
+  if (hasAvx512())
+    return avx512::sum(x, n);
   return laneSum(
       n, [&](int64_t i, int k) { return widen(x + i + 4 * k); },
       [&](int64_t i) { return (double)x[i]; });
@@ -153,6 +157,8 @@ double expSum(const float *x, float shift, float *y, int64_t n) {
 }
 
 double dot(const float *a, const float *b, int64_t n) {
+  if (hasAvx512())
+    return avx512::dot(a, b, n);
   // Products of floats are exact in double: no FMA needed for the bits.
   return laneSum(
       n,

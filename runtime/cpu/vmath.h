@@ -22,7 +22,7 @@ void tanh(const float *x, float *y, int64_t n);
 void sin(const float *x, float *y, int64_t n);
 void cos(const float *x, float *y, int64_t n);
 
-/// The largest of x[0..n) (n >= 1), 8 lanes at a time; exact whatever the
+/// The largest of x[0..n) (n >= 1), 8 or 16 lanes at a time; exact whatever the
 /// order (x holds no NaN).
 float max(const float *x, int64_t n);
 

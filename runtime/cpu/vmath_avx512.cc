@@ -1,7 +1,8 @@
 //===- vmath_avx512.cc - The AVX-512 forms of vmath.h ---------------------===//
 //
 // Built with -mavx512f (runtime/CMakeLists.txt): 16 lanes of SLEEF's
-// functions, masked loads and stores for the tail.
+// functions, masked loads and stores for the tail; max, and sum and dot
+// in vmath.cc's lane order (their bits), on 16-float and 8-double vectors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +35,90 @@ PDRT_VMATH16(cos, Sleef_cosf16_u10)
 
 #undef PDRT_VMATH16
 
+namespace {
+constexpr __mmask16 kAllLanes = 0xFFFF;
+
+/// The tail's lanes: the first `left` of 16.
+inline __mmask16 tailMask(int64_t left) {
+  return (__mmask16)((1u << left) - 1);
+}
+
+/// vmath::combineLanes of lanes 0-7 in lo and 8-15 in hi: lane j + lane
+/// j + 8, then j + 4, j + 2, j + 1, which _mm512_reduce_add_pd pairs alike.
+inline double combineHalves(__m512d lo, __m512d hi) {
+  return _mm512_reduce_add_pd(_mm512_add_pd(lo, hi));
+}
+
+/// vmath.cc's laneSum on 8-double vectors: lanes 0-7 and 8-15 of the 16
+/// running sums in lo and hi; the tail's terms, lane j adding term i + j,
+/// through a masked add that leaves the other lanes as they are (the bits
+/// of vmath.cc's one-by-one tail).
+template <typename Halves>
+double laneSum(int64_t n, Halves halves) {
+  __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512d l, h;
+    halves(i, kAllLanes, l, h);
+    lo = _mm512_add_pd(lo, l);
+    hi = _mm512_add_pd(hi, h);
+  }
+  if (i < n) {
+    __mmask16 m = tailMask(n - i);
+    __m512d l, h;
+    halves(i, m, l, h);
+    lo = _mm512_mask_add_pd(lo, (__mmask8)m, lo, l);
+    hi = _mm512_mask_add_pd(hi, (__mmask8)(m >> 8), hi, h);
+  }
+  return combineHalves(lo, hi);
+}
+
+/// Elements i .. i + 15 of x (the lanes of m; 0 elsewhere) as two vectors
+/// of doubles.
+inline void widen16(const float *x, __mmask16 m, __m512d &l, __m512d &h) {
+  __m512 v = _mm512_maskz_loadu_ps(m, x);
+  l = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+  h = _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
+}
+} // namespace
+
+float max(const float *x, int64_t n) {
+  // Four running maxima while 64 elements remain (one vmaxps chain waits
+  // on its latency), then vectors, then a masked tail that repeats x[0].
+  __m512 v = _mm512_set1_ps(x[0]);
+  __m512 w[3] = {v, v, v};
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    v = _mm512_max_ps(v, _mm512_loadu_ps(x + i));
+    for (int k = 0; k < 3; ++k)
+      w[k] = _mm512_max_ps(w[k], _mm512_loadu_ps(x + i + 16 * (k + 1)));
+  }
+  v = _mm512_max_ps(_mm512_max_ps(v, w[0]), _mm512_max_ps(w[1], w[2]));
+  for (; i + 16 <= n; i += 16)
+    v = _mm512_max_ps(v, _mm512_loadu_ps(x + i));
+  if (i < n)
+    v = _mm512_max_ps(v, _mm512_mask_loadu_ps(_mm512_set1_ps(x[0]),
+                                              tailMask(n - i), x + i));
+  return _mm512_reduce_max_ps(v);
+}
+
+double sum(const float *x, int64_t n) {
+  return laneSum(n, [&](int64_t i, __mmask16 m, __m512d &l, __m512d &h) {
+    widen16(x + i, m, l, h);
+  });
+}
+
+double dot(const float *a, const float *b, int64_t n) {
+  // Products of floats are exact in double: no FMA needed for the bits.
+  return laneSum(n, [&](int64_t i, __mmask16 m, __m512d &l, __m512d &h) {
+    __m512d al, ah, bl, bh;
+    widen16(a + i, m, al, ah);
+    widen16(b + i, m, bl, bh);
+    l = _mm512_mul_pd(al, bl);
+    h = _mm512_mul_pd(ah, bh);
+  });
+}
+
 double expSum(const float *x, float shift, float *y, int64_t n) {
   // Lanes 0-7 and 8-15 of vmath::sum's 16 running sums.
   __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
@@ -46,20 +131,17 @@ double expSum(const float *x, float shift, float *y, int64_t n) {
     lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
     hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
   }
-  alignas(64) double lanes[16];
-  _mm512_store_pd(lanes, lo);
-  _mm512_store_pd(lanes + 8, hi);
   if (i < n) {
-    __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+    __mmask16 m = tailMask(n - i);
     __m512 e = Sleef_expf16_u10(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s));
     if (y)
       _mm512_mask_storeu_ps(y + i, m, e);
-    alignas(64) float tail[16];
-    _mm512_store_ps(tail, e);
-    for (int64_t j = 0; j < n - i; ++j)
-      lanes[j] += (double)tail[j];
+    lo = _mm512_mask_add_pd(lo, (__mmask8)m, lo,
+                            _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+    hi = _mm512_mask_add_pd(hi, (__mmask8)(m >> 8), hi,
+                            _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
   }
-  return combineLanes(lanes);
+  return combineHalves(lo, hi);
 }
 
 } // namespace pdrt::vmath::avx512

@@ -90,8 +90,9 @@ TEST(VectorMath, ExpInPlaceAndAtTheEnds) {
   EXPECT_TRUE(std::isinf(x[4]));
 }
 
-// Lengths that leave every tail after the 32-wide and the 8-wide loops,
-// the maximum in each running lane, the head and the tail.
+// Lengths that leave every tail after the 32-wide and the 8-wide loops
+// (64 and 16 on AVX-512), the maximum in each running lane, the head and
+// the tail.
 TEST(VectorMath, MaxOfEveryLength) {
   for (int64_t n = 1; n <= 100; ++n) {
     for (int64_t at : {int64_t(0), n / 3, n / 2, n - 1}) {
@@ -123,6 +124,27 @@ TEST(VectorMath, SumAndDotInDoubleAndBlindToTrailingZeros) {
     EXPECT_EQ(pdrt::vmath::sum(az.data(), n + 37), pdrt::vmath::sum(a.data(), n));
     EXPECT_EQ(pdrt::vmath::dot(az.data(), bz.data(), n + 37),
               pdrt::vmath::dot(a.data(), b.data(), n));
+  }
+}
+
+// The AVX-512 forms of max, sum and dot (16-float, 8-double vectors) give
+// the AVX2 forms' results bit for bit: the same 16 lanes, in the same
+// order; lengths past the 64-wide loop with every tail.
+TEST(VectorMath, MaxSumAndDotTheSameBitsOnBothIsas) {
+  pdrt::vmath::useAvx512(true);
+  if (!pdrt::vmath::hasAvx512())
+    GTEST_SKIP() << "no AVX-512F/DQ on this CPU";
+  for (int64_t n = 1; n <= 200; n += (n < 70 ? 1 : 13)) {
+    std::vector<float> a = uniform(n, -3, 3, (unsigned)(400 + n));
+    std::vector<float> b = uniform(n, -3, 3, (unsigned)(500 + n));
+    float max512 = pdrt::vmath::max(a.data(), n);
+    double sum512 = pdrt::vmath::sum(a.data(), n);
+    double dot512 = pdrt::vmath::dot(a.data(), b.data(), n);
+    pdrt::vmath::useAvx512(false);
+    EXPECT_EQ(max512, pdrt::vmath::max(a.data(), n)) << n;
+    EXPECT_EQ(sum512, pdrt::vmath::sum(a.data(), n)) << n;
+    EXPECT_EQ(dot512, pdrt::vmath::dot(a.data(), b.data(), n)) << n;
+    pdrt::vmath::useAvx512(true);
   }
 }
 
