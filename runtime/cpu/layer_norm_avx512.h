@@ -14,8 +14,8 @@
 
 namespace pdrt::layer_norm::avx512 {
 
-/// The row's mean and 1 / sqrt(biased variance + eps), both summed in
-/// double (the variance from the deviations, a second pass).
+/// The row's mean and 1 / sqrt(biased variance + eps) from one pass of
+/// sums of x and x^2 in double.
 void rowStats(const float *x, int64_t cols, float eps, float *mean,
               float *rstd);
 

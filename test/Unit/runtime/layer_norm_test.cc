@@ -95,6 +95,29 @@ TEST_P(LayerNormOnIsa, MatchesAFloat64Reference) {
   }
 }
 
+// Rows whose mean lies 1000 standard deviations from 0, where a variance
+// formed as E[x^2] - mean^2 cancels the most: normalised with g = 1, b = 0
+// each row has mean 0 and variance 1 to within the float mean's rounding
+// (half an ulp of 1000, 3e-5, carried by every x - mean).
+TEST_P(LayerNormOnIsa, FarFromZeroTheRowsStillNormalise) {
+  const int64_t rows = 4, cols = 256;
+  std::vector<float> x = randomVector(rows * cols, 81), y(rows * cols),
+                     g(cols, 1.0f), b(cols, 0.0f);
+  for (float &v : x)
+    v += 1000.0f;
+  pdrt_layer_norm(nullptr, x.data(), g.data(), b.data(), y.data(), rows, cols,
+                  1e-5f);
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      mean += y[r * cols + c] / (double)cols;
+    for (int64_t c = 0; c < cols; ++c)
+      var += (y[r * cols + c] - mean) * (y[r * cols + c] - mean) / cols;
+    EXPECT_NEAR(mean, 0.0, 1e-4) << "row " << r;
+    EXPECT_NEAR(var, 1.0, 1e-4) << "row " << r;
+  }
+}
+
 TEST_P(LayerNormOnIsa, AddNormEqualsAddThenLayerNormBitForBit) {
   const int64_t rows = 5, cols = 37;
   std::vector<float> a = randomVector(rows * cols, 21),
