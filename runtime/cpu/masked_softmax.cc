@@ -37,10 +37,9 @@ int64_t keptPrefix(const uint8_t *mask, int64_t dim) {
   return kept;
 }
 
-/// y[0, n) = softmax(y[0, n)) in place: exp(y - max) vectorised, the sum
-/// in double, as pdrt_softmax does.
-void softmaxInPlace(float *y, int64_t n) {
-  float max = pdrt::vmath::max(y, n);
+/// y[0, n) = softmax(y[0, n)) in place given the row's max: exp(y - max)
+/// vectorised, the sum in double, as pdrt_softmax does.
+void softmaxInPlace(float *y, int64_t n, float max) {
   float inv = (float)(1.0 / pdrt::vmath::expSum(y, max, y, n));
   for (int64_t k = 0; k < n; ++k)
     y[k] *= inv;
@@ -57,10 +56,8 @@ int64_t writtenEnd(int64_t n, int64_t dim, int64_t block) {
 /// y[0, n) = softmax(scale * x[0, n)); y[n, end) is zero.
 void scaledSoftmaxPrefix(const float *x, float *y, int64_t n, int64_t end,
                          float scale) {
-  for (int64_t k = 0; k < n; ++k)
-    y[k] = scale * x[k];
   if (n > 0)
-    softmaxInPlace(y, n);
+    softmaxInPlace(y, n, pdrt::vmath::scaledMax(x, scale, y, n));
   std::memset(y + n, 0, (end - n) * sizeof(float));
 }
 
@@ -75,7 +72,7 @@ void scaledSoftmaxMasked(const float *x, const uint8_t *mask, float *y,
     any |= mask[k] != 0;
   }
   if (any)
-    softmaxInPlace(y, dim);
+    softmaxInPlace(y, dim, pdrt::vmath::max(y, dim));
   else
     std::memset(y, 0, dim * sizeof(float));
 }

@@ -38,9 +38,7 @@ float rowXent(const float *x, int64_t c, int64_t label) {
 /// (already in dx) and their sum.
 void scaleToGrad(float *dx, int64_t c, int64_t label, float scale,
                  double sum) {
-  double factor = scale / sum;
-  for (int64_t j = 0; j < c; ++j)
-    dx[j] = (float)(dx[j] * factor);
+  pdrt::vmath::scaleInDouble(dx, c, scale / sum);
   dx[label] -= scale;
 }
 

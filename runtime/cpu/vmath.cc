@@ -156,6 +156,21 @@ double expSum(const float *x, float shift, float *y, int64_t n) {
   return combineLanes(lanes);
 }
 
+float scaledMax(const float *x, float scale, float *y, int64_t n) {
+  if (hasAvx512())
+    return avx512::scaledMax(x, scale, y, n);
+  for (int64_t k = 0; k < n; ++k)
+    y[k] = scale * x[k];
+  return max(y, n);
+}
+
+void scaleInDouble(float *x, int64_t n, double factor) {
+  if (hasAvx512())
+    return avx512::scaleInDouble(x, n, factor);
+  for (int64_t j = 0; j < n; ++j)
+    x[j] = (float)(x[j] * factor);
+}
+
 double dot(const float *a, const float *b, int64_t n) {
   if (hasAvx512())
     return avx512::dot(a, b, n);

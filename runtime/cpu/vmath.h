@@ -36,6 +36,13 @@ double sum(const float *x, int64_t n);
 /// bits as exp of the shifted row followed by sum.
 double expSum(const float *x, float shift, float *y, int64_t n);
 
+/// y[i] = scale * x[i] over x[0..n) (n >= 1; y may be x) and the largest
+/// y[i], in one pass: the bits of the product followed by max.
+float scaledMax(const float *x, float scale, float *y, int64_t n);
+
+/// x[i] = (float)(x[i] * factor), the product in double, over x[0..n).
+void scaleInDouble(float *x, int64_t n, double factor);
+
 /// The last step of sum's order: lanes[0..16) combined pairwise (lane j
 /// adds lane j + 8, then j + 4, ...).
 inline double combineLanes(double *lanes) {

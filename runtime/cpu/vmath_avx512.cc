@@ -102,6 +102,42 @@ float max(const float *x, int64_t n) {
   return _mm512_reduce_max_ps(v);
 }
 
+float scaledMax(const float *x, float scale, float *y, int64_t n) {
+  const __m512 k = _mm512_set1_ps(scale);
+  const __m512 first = _mm512_set1_ps(scale * x[0]);
+  __m512 v = first, w = first;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m512 a = _mm512_mul_ps(k, _mm512_loadu_ps(x + i));
+    __m512 b = _mm512_mul_ps(k, _mm512_loadu_ps(x + i + 16));
+    _mm512_storeu_ps(y + i, a);
+    _mm512_storeu_ps(y + i + 16, b);
+    v = _mm512_max_ps(v, a);
+    w = _mm512_max_ps(w, b);
+  }
+  for (; i < n; i += 16) {
+    __mmask16 m = n - i >= 16 ? kAllLanes : tailMask(n - i);
+    __m512 a = _mm512_mul_ps(k, _mm512_maskz_loadu_ps(m, x + i));
+    _mm512_mask_storeu_ps(y + i, m, a);
+    v = _mm512_mask_max_ps(v, m, v, a);
+  }
+  return _mm512_reduce_max_ps(_mm512_max_ps(v, w));
+}
+
+void scaleInDouble(float *x, int64_t n, double factor) {
+  const __m512d f = _mm512_set1_pd(factor);
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = n - i >= 16 ? kAllLanes : tailMask(n - i);
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    __m256 lo = _mm512_cvtpd_ps(
+        _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), f));
+    __m256 hi = _mm512_cvtpd_ps(
+        _mm512_mul_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)), f));
+    __m512 r = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+    _mm512_mask_storeu_ps(x + i, m, r);
+  }
+}
+
 double sum(const float *x, int64_t n) {
   return laneSum(n, [&](int64_t i, __mmask16 m, __m512d &l, __m512d &h) {
     widen16(x + i, m, l, h);

@@ -21,6 +21,8 @@ double expSum(const float *x, float shift, float *y, int64_t n);
 float max(const float *x, int64_t n);
 double sum(const float *x, int64_t n);
 double dot(const float *a, const float *b, int64_t n);
+float scaledMax(const float *x, float scale, float *y, int64_t n);
+void scaleInDouble(float *x, int64_t n, double factor);
 
 } // namespace pdrt::vmath::avx512
 

@@ -127,10 +127,11 @@ TEST(VectorMath, SumAndDotInDoubleAndBlindToTrailingZeros) {
   }
 }
 
-// The AVX-512 forms of max, sum and dot (16-float, 8-double vectors) give
-// the AVX2 forms' results bit for bit: the same 16 lanes, in the same
-// order; lengths past the 64-wide loop with every tail.
-TEST(VectorMath, MaxSumAndDotTheSameBitsOnBothIsas) {
+// The AVX-512 forms of max, sum, dot, scaledMax and scaleInDouble
+// (16-float, 8-double vectors) give the AVX2 forms' results bit for bit:
+// the same 16 lanes, in the same order; lengths past the 64-wide loop
+// with every tail.
+TEST(VectorMath, RowFunctionsTheSameBitsOnBothIsas) {
   pdrt::vmath::useAvx512(true);
   if (!pdrt::vmath::hasAvx512())
     GTEST_SKIP() << "no AVX-512F/DQ on this CPU";
@@ -140,10 +141,18 @@ TEST(VectorMath, MaxSumAndDotTheSameBitsOnBothIsas) {
     float max512 = pdrt::vmath::max(a.data(), n);
     double sum512 = pdrt::vmath::sum(a.data(), n);
     double dot512 = pdrt::vmath::dot(a.data(), b.data(), n);
+    std::vector<float> y512(n), s512(a), y2(n), s2(a);
+    float scaledMax512 = pdrt::vmath::scaledMax(a.data(), 0.37f, y512.data(), n);
+    pdrt::vmath::scaleInDouble(s512.data(), n, 1.0 / 3.0);
     pdrt::vmath::useAvx512(false);
     EXPECT_EQ(max512, pdrt::vmath::max(a.data(), n)) << n;
     EXPECT_EQ(sum512, pdrt::vmath::sum(a.data(), n)) << n;
     EXPECT_EQ(dot512, pdrt::vmath::dot(a.data(), b.data(), n)) << n;
+    EXPECT_EQ(scaledMax512, pdrt::vmath::scaledMax(a.data(), 0.37f, y2.data(), n))
+        << n;
+    EXPECT_EQ(y512, y2) << n;
+    pdrt::vmath::scaleInDouble(s2.data(), n, 1.0 / 3.0);
+    EXPECT_EQ(s512, s2) << n;
     pdrt::vmath::useAvx512(true);
   }
 }
