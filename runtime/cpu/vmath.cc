@@ -115,9 +115,10 @@ double sum(const float *x, int64_t n) {
       [&](int64_t i) { return (double)x[i]; });
 }
 
-double expSum(const float *x, float shift, float *y, int64_t n) {
+double expSum(const float *x, float shift, float *y, int64_t n,
+              const float *next) {
   if (hasAvx512())
-    return avx512::expSum(x, shift, y, n);
+    return avx512::expSum(x, shift, y, n, next);
   // laneSum's order: acc[k] holds lanes 4k .. 4k + 3.
   __m256 s = _mm256_set1_ps(shift);
   __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(),

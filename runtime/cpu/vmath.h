@@ -33,8 +33,12 @@ double sum(const float *x, int64_t n);
 
 /// y[i] = exp(x[i] - shift) over x[0..n) (y may be x; null: not stored)
 /// and the sum of the y[i] in vmath::sum's order, in one pass: the same
-/// bits as exp of the shifted row followed by sum.
-double expSum(const float *x, float shift, float *y, int64_t n);
+/// bits as exp of the shifted row followed by sum. With `next` (the next
+/// row of a kernel that reads its rows from memory once and then from L1)
+/// its first n floats are prefetched, one cache line per 16 elements,
+/// while the exponentials compute (the AVX-512 form).
+double expSum(const float *x, float shift, float *y, int64_t n,
+              const float *next = nullptr);
 
 /// y[i] = scale * x[i] over x[0..n) (n >= 1; y may be x) and the largest
 /// y[i], in one pass: the bits of the product followed by max.

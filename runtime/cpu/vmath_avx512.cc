@@ -155,12 +155,15 @@ double dot(const float *a, const float *b, int64_t n) {
   });
 }
 
-double expSum(const float *x, float shift, float *y, int64_t n) {
+double expSum(const float *x, float shift, float *y, int64_t n,
+              const float *next) {
   // Lanes 0-7 and 8-15 of vmath::sum's 16 running sums.
   __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
   __m512 s = _mm512_set1_ps(shift);
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
+    if (next)
+      _mm_prefetch(reinterpret_cast<const char *>(next + i), _MM_HINT_T0);
     __m512 e = Sleef_expf16_u10(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
     if (y)
       _mm512_storeu_ps(y + i, e);

@@ -17,7 +17,8 @@ void erf(const float *x, float *y, int64_t n);
 void tanh(const float *x, float *y, int64_t n);
 void sin(const float *x, float *y, int64_t n);
 void cos(const float *x, float *y, int64_t n);
-double expSum(const float *x, float shift, float *y, int64_t n);
+double expSum(const float *x, float shift, float *y, int64_t n,
+              const float *next = nullptr);
 float max(const float *x, int64_t n);
 double sum(const float *x, int64_t n);
 double dot(const float *a, const float *b, int64_t n);
