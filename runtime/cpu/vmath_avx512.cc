@@ -1,8 +1,11 @@
 //===- vmath_avx512.cc - The AVX-512 forms of vmath.h ---------------------===//
 //
 // Built with -mavx512f (runtime/CMakeLists.txt): 16 lanes of SLEEF's
-// functions, masked loads and stores for the tail; max, and sum and dot
-// in vmath.cc's lane order (their bits), on 16-float and 8-double vectors.
+// functions, masked loads and stores for the tail; max, scaledMax,
+// scaleInDouble, and sum, dot and expSum in vmath.cc's lane order (their
+// bits), on 16-float and 8-double vectors, a row's tail through masked
+// adds rather than lane by lane (attention's causal rows of 1-128
+// elements nearly all have one).
 //
 //===----------------------------------------------------------------------===//
 
