@@ -111,10 +111,25 @@ def model_table(model):
              "| of 1-core sgemm | per process | peak RSS MiB per process | loss step 1 |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += ["| " + " | ".join(row_cells(row)) + " |" for row in model["rows"]]
-    for line in (ceiling_line(model), op_profile_line(model)):
+    for line in (ceiling_line(model), splits_line(model), op_profile_line(model)):
         if line:
             lines += ["", line]
     return lines
+
+
+def splits_line(model):
+    """Where pdc's pipelined plans split a GEMM so that a stage cut falls
+    inside it (plan.json split_gemms); None when none did."""
+    parts = []
+    for row in model["rows"]:
+        splits = row.get("split_gemms") if row["side"] == "pdc" else None
+        if splits:
+            where = ", ".join(f"op {s['op_id']} after row {s['rows']}" for s in splits)
+            parts.append(f"d={row['d']} {row['schedule']}: {where}")
+    if not parts:
+        return None
+    return ("pdc's plans that split a GEMM at a stage cut (`plan.json` "
+            "split_gemms): " + "; ".join(parts) + ".")
 
 
 def op_profile_line(model, top=True):
@@ -244,9 +259,9 @@ def readme_section(result):
         e, p, s = goal_ratios(model)
         lines += ["", f"pdc d=1 / faster torch eager: {e}; pdc 2bw d=2 / best "
                   f"torch.distributed.pipelining schedule: {p}; pdc 2bw d=2 / pdc d=1: {s}.", ""]
-        ceiling = ceiling_line(model)
-        if ceiling:
-            lines += [ceiling, ""]
+        for line in (ceiling_line(model), splits_line(model)):
+            if line:
+                lines += [line, ""]
         profile = op_profile_line(model, top=False)
         if profile:
             lines += [profile, ""]

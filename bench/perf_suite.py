@@ -324,6 +324,8 @@ def merge_rounds(row):
                peak_rss_kib=[max(k or 0 for k in ks) or None
                              for ks in zip(*(r["peak_rss_kib"] for r in rounds))],
                loss_step1=rounds[0]["loss_step1"], blas=rounds[0]["blas"])
+    if "split_gemms" in rounds[0]:
+        row["split_gemms"] = rounds[0]["split_gemms"]
     return row
 
 
@@ -428,7 +430,15 @@ def pdc_run(args, model, d, plan):
     return {"median_s": statistics.median(seconds[args.warmup:]), "step_s": seconds,
             "loss_step1": loss,
             "peak_rss_kib": [watcher.peak_kib.get(s) for s in stages],
-            "blas": pdc_blas(args, stages, watcher)}
+            "blas": pdc_blas(args, stages, watcher),
+            "split_gemms": plan_splits(plan)}
+
+
+def plan_splits(plan):
+    """The GEMMs the plan's planner split at its stage cuts (plan.json
+    split_gemms: op id and rows before the cut)."""
+    with open(os.path.join(plan, "plan.json")) as f:
+        return json.load(f).get("split_gemms", [])
 
 
 def pdc_steps(args, out):
