@@ -24,8 +24,9 @@ and reports per run the median ms/step, samples/s, the pipeline efficiency
 FLOPs per step against this machine's single-thread sgemm rate (measured with
 torch.mm on OpenBLAS and on MKL), the peak RSS of every process, the loss of
 step 1 (the same for every side when they train the same thing) and the BLAS
-library and kernel family each side's processes report. A side that fails is
-reported as "did not run: <reason>".
+library and kernel family each side's processes report, and which GEMMs
+pdc's plans split at a stage cut (plan.json split_gemms). A side that fails
+is reported as "did not run: <reason>".
 
 The machine's other load moves single runs by 5-15% here, so a model can be
 measured in --rounds rounds: every configuration runs once per round, one
