@@ -21,6 +21,8 @@
 
 #include "layer_norm_avx512.h"
 
+#include "avx512_lanes.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -31,24 +33,13 @@ namespace pdrt::layer_norm::avx512 {
 
 namespace {
 
-constexpr __mmask16 kAll = 0xFFFF;
-
-/// The lanes of a vector starting `left` elements before the row's end.
-inline __mmask16 laneMask(int64_t left) {
-  return left >= 16 ? kAll : static_cast<__mmask16>((1u << left) - 1);
-}
+using pdrt::avx512::highHalf;
+using pdrt::avx512::kAllLanes;
+using pdrt::avx512::laneMask;
+using pdrt::avx512::lowHalf;
 
 inline __m512 load(const float *p, __mmask16 m) {
   return _mm512_maskz_loadu_ps(m, p);
-}
-
-inline __m512d lowHalf(__m512 v) {
-  return _mm512_cvtps_pd(_mm512_castps512_ps256(v));
-}
-
-inline __m512d highHalf(__m512 v) {
-  return _mm512_cvtps_pd(
-      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
 }
 
 /// A sum in double of the 16 lanes of vectors: lanes 0-7 and 8-15 into two
@@ -83,8 +74,8 @@ using Odd = std::integral_constant<int, 1>;
 template <typename F> inline void overRow(int64_t cols, F f) {
   int64_t c = 0;
   for (; c + 32 <= cols; c += 32) {
-    f(c, kAll, Even{});
-    f(c + 16, kAll, Odd{});
+    f(c, kAllLanes, Even{});
+    f(c + 16, kAllLanes, Odd{});
   }
   for (; c < cols; c += 16)
     f(c, laneMask(cols - c), Even{});

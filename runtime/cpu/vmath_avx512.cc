@@ -12,6 +12,8 @@
 #include "vmath_avx512.h"
 #include "vmath.h"
 
+#include "avx512_lanes.h"
+
 #include <sleef.h>
 
 #include <immintrin.h>
@@ -24,7 +26,7 @@ namespace pdrt::vmath::avx512 {
     for (; i + 16 <= n; i += 16)                                               \
       _mm512_storeu_ps(y + i, sleef16(_mm512_loadu_ps(x + i)));                \
     if (i < n) {                                                               \
-      __mmask16 m = (__mmask16)((1u << (n - i)) - 1);                          \
+      __mmask16 m = pdrt::avx512::laneMask(n - i);                             \
       _mm512_mask_storeu_ps(y + i, m, sleef16(_mm512_maskz_loadu_ps(m, x + i))); \
     }                                                                          \
   }
@@ -39,12 +41,10 @@ PDRT_VMATH16(cos, Sleef_cosf16_u10)
 #undef PDRT_VMATH16
 
 namespace {
-constexpr __mmask16 kAllLanes = 0xFFFF;
-
-/// The tail's lanes: the first `left` of 16.
-inline __mmask16 tailMask(int64_t left) {
-  return (__mmask16)((1u << left) - 1);
-}
+using pdrt::avx512::highHalf;
+using pdrt::avx512::kAllLanes;
+using pdrt::avx512::laneMask;
+using pdrt::avx512::lowHalf;
 
 /// vmath::combineLanes of lanes 0-7 in lo and 8-15 in hi: lane j + lane
 /// j + 8, then j + 4, j + 2, j + 1, which _mm512_reduce_add_pd pairs alike.
@@ -67,7 +67,7 @@ double laneSum(int64_t n, Halves halves) {
     hi = _mm512_add_pd(hi, h);
   }
   if (i < n) {
-    __mmask16 m = tailMask(n - i);
+    __mmask16 m = laneMask(n - i);
     __m512d l, h;
     halves(i, m, l, h);
     lo = _mm512_mask_add_pd(lo, (__mmask8)m, lo, l);
@@ -80,8 +80,8 @@ double laneSum(int64_t n, Halves halves) {
 /// of doubles.
 inline void widen16(const float *x, __mmask16 m, __m512d &l, __m512d &h) {
   __m512 v = _mm512_maskz_loadu_ps(m, x);
-  l = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
-  h = _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
+  l = lowHalf(v);
+  h = highHalf(v);
 }
 } // namespace
 
@@ -101,7 +101,7 @@ float max(const float *x, int64_t n) {
     v = _mm512_max_ps(v, _mm512_loadu_ps(x + i));
   if (i < n)
     v = _mm512_max_ps(v, _mm512_mask_loadu_ps(_mm512_set1_ps(x[0]),
-                                              tailMask(n - i), x + i));
+                                              laneMask(n - i), x + i));
   return _mm512_reduce_max_ps(v);
 }
 
@@ -119,7 +119,7 @@ float scaledMax(const float *x, float scale, float *y, int64_t n) {
     w = _mm512_max_ps(w, b);
   }
   for (; i < n; i += 16) {
-    __mmask16 m = n - i >= 16 ? kAllLanes : tailMask(n - i);
+    __mmask16 m = laneMask(n - i);
     __m512 a = _mm512_mul_ps(k, _mm512_maskz_loadu_ps(m, x + i));
     _mm512_mask_storeu_ps(y + i, m, a);
     v = _mm512_mask_max_ps(v, m, v, a);
@@ -130,12 +130,12 @@ float scaledMax(const float *x, float scale, float *y, int64_t n) {
 void scaleInDouble(float *x, int64_t n, double factor) {
   const __m512d f = _mm512_set1_pd(factor);
   for (int64_t i = 0; i < n; i += 16) {
-    __mmask16 m = n - i >= 16 ? kAllLanes : tailMask(n - i);
+    __mmask16 m = laneMask(n - i);
     __m512 v = _mm512_maskz_loadu_ps(m, x + i);
     __m256 lo = _mm512_cvtpd_ps(
-        _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), f));
+        _mm512_mul_pd(lowHalf(v), f));
     __m256 hi = _mm512_cvtpd_ps(
-        _mm512_mul_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)), f));
+        _mm512_mul_pd(highHalf(v), f));
     __m512 r = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
     _mm512_mask_storeu_ps(x + i, m, r);
   }
@@ -170,18 +170,16 @@ double expSum(const float *x, float shift, float *y, int64_t n,
     __m512 e = Sleef_expf16_u10(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
     if (y)
       _mm512_storeu_ps(y + i, e);
-    lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
-    hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
+    lo = _mm512_add_pd(lo, lowHalf(e));
+    hi = _mm512_add_pd(hi, highHalf(e));
   }
   if (i < n) {
-    __mmask16 m = tailMask(n - i);
+    __mmask16 m = laneMask(n - i);
     __m512 e = Sleef_expf16_u10(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s));
     if (y)
       _mm512_mask_storeu_ps(y + i, m, e);
-    lo = _mm512_mask_add_pd(lo, (__mmask8)m, lo,
-                            _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
-    hi = _mm512_mask_add_pd(hi, (__mmask8)(m >> 8), hi,
-                            _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
+    lo = _mm512_mask_add_pd(lo, (__mmask8)m, lo, lowHalf(e));
+    hi = _mm512_mask_add_pd(hi, (__mmask8)(m >> 8), hi, highHalf(e));
   }
   return combineHalves(lo, hi);
 }
