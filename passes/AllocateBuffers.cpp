@@ -49,40 +49,101 @@ static bool hasBuffer(Value v) {
   return !isa<BlockArgument>(v) && getBuffer(v);
 }
 
-/// Reshapes are views (marked pd.view): a result with no home of its own
-/// takes its input's buffer when the input has one (a weight, a stash
-/// slot, a sent value), else shares the input's workspace slot (recorded in
-/// `views`, by the value viewed, chains resolved). A constant input (not in
-/// the arena) is copied.
-static void allocateViews(func::FuncOp fn, DenseMap<Value, Value> &views) {
-  fn.walk([&](ReshapeOp r) {
-    Value in = r.getInput();
-    if (hasBuffer(r.getResult()) || in.getDefiningOp<ConstantOp>())
+using Within = WorkspacePlan::Within;
+
+static int64_t elementBytes(Type tensor) {
+  return (cast<RankedTensorType>(tensor).getElementTypeBitWidth() + 7) / 8;
+}
+
+/// `buffer` moved `bytes` further into its region.
+static BufferAttr atOffset(BufferAttr buffer, int64_t bytes) {
+  return BufferAttr::get(buffer.getContext(), buffer.getRegion(),
+                         buffer.getOffset() + bytes);
+}
+
+/// The input `view` is a view of, and its byte offset there: a reshape's
+/// input at 0, a contiguous slice's at its window (SliceOp::
+/// getContiguousOffset); none for other ops.
+static Within viewedInput(Operation *view) {
+  if (auto reshape = dyn_cast<ReshapeOp>(view))
+    return {reshape.getInput(), 0};
+  auto slice = dyn_cast<SliceOp>(view);
+  std::optional<int64_t> offset =
+      slice ? slice.getContiguousOffset() : std::nullopt;
+  if (!offset)
+    return {};
+  return {slice.getInput(), *offset * elementBytes(slice.getType())};
+}
+
+/// Reshapes and contiguous slices are views (marked pd.view): a result
+/// with no home of its own takes its input's buffer (at the window's
+/// offset) when the input has one (a weight, a stash slot, a sent value),
+/// else shares the input's workspace slot (recorded in `views`, by the
+/// value viewed and the offset, chains resolved). A constant input (not in
+/// the arena) is copied, as is a concat's part (pd-concat-in-place homes
+/// it in the concat's result).
+static void allocateViews(func::FuncOp fn, const DenseMap<Value, Within> &partOf,
+                          DenseMap<Value, Within> &views) {
+  fn.walk([&](Operation *op) {
+    Within input = viewedInput(op);
+    if (!input)
       return;
-    PDDialect::ViewAttrHelper(r.getContext())
-        .setAttr(r, UnitAttr::get(r.getContext()));
+    Value in = input.value, out = op->getResult(0);
+    if (hasBuffer(out) || partOf.count(out) || in.getDefiningOp<ConstantOp>())
+      return;
+    PDDialect::ViewAttrHelper(op->getContext())
+        .setAttr(op, UnitAttr::get(op->getContext()));
     if (BufferAttr buffer = getBuffer(in)) {
-      mlir::pd::setBuffer(r.getResult(), buffer);
+      mlir::pd::setBuffer(out, atOffset(buffer, input.offset));
       return;
     }
-    Value viewed = views.lookup(in);
-    views[r.getResult()] = viewed ? viewed : in;
+    Within viewed = views.lookup(in);
+    views[out] = viewed ? Within{viewed.value, viewed.offset + input.offset}
+                        : input;
   });
 }
 
-/// pd-concat-in-place's parts of `fn`: each GEMM result a
-/// pd.in_place_parts concat joins, mapped to the concat's result. Fails
-/// (with an error) on such a concat with an input no GEMM writes as its
-/// part, or on a pd.concat_part GEMM whose result no such concat joins:
-/// the lowering would leave the concat unwritten or write past a buffer.
+/// The parts of a pd.in_place_parts concat whose inputs are contiguous
+/// runs of its result and carry no pd.concat_part: each input's producer
+/// (getContiguousPartRoot) at the input's byte offset. Fails (with an
+/// error) when an input has none.
+static LogicalResult collectContiguousParts(ConcatOp concat,
+                                            DenseMap<Value, Within> &partOf) {
+  int64_t bytes = elementBytes(concat.getType());
+  for (auto [index, input] : llvm::enumerate(concat.getInputs())) {
+    Value root = getContiguousPartRoot(input);
+    if (!root)
+      return concat.emitOpError("has pd.in_place_parts but input ")
+             << index << " is not computed in place by an op of this "
+             << "function read only by it";
+    partOf[root] = {concat.getResult(), concat.getInputOffset(index) * bytes};
+  }
+  return success();
+}
+
+/// pd-concat-in-place's parts of `fn`: each result a pd.in_place_parts
+/// concat joins, mapped to the concat's result and its offset there (0
+/// for a GEMM that writes its part through strides). Fails (with an
+/// error) on such a concat with an input no op writes as its part, or on a
+/// pd.concat_part GEMM whose result no such concat joins: the lowering
+/// would leave the concat unwritten or write past a buffer.
 static LogicalResult collectConcatParts(func::FuncOp fn,
-                                        DenseMap<Value, Value> &partOf) {
+                                        DenseMap<Value, Within> &partOf) {
   MLIRContext *ctx = fn.getContext();
   PDDialect::InPlacePartsAttrHelper inPlace(ctx);
   PDDialect::ConcatPartAttrHelper concatPart(ctx);
   WalkResult walk = fn.walk([&](ConcatOp concat) {
     if (!inPlace.isAttrPresent(concat))
       return WalkResult::advance();
+    if (concat.hasContiguousInputs() &&
+        llvm::none_of(concat.getInputs(), [&](Value input) {
+          Value root = getInPlaceOperandRoot(input);
+          Operation *def = root ? root.getDefiningOp() : nullptr;
+          return def && concatPart.isAttrPresent(def);
+        }))
+      return failed(collectContiguousParts(concat, partOf))
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
     int64_t count = concat.getInputs().size();
     for (auto [index, input] : llvm::enumerate(concat.getInputs())) {
       Value root = getInPlaceOperandRoot(input);
@@ -96,7 +157,7 @@ static LogicalResult collectConcatParts(func::FuncOp fn,
             << ", " << count << "] read only by it";
         return WalkResult::interrupt();
       }
-      partOf[root] = concat.getResult();
+      partOf[root] = {concat.getResult(), 0};
     }
     return WalkResult::advance();
   });
@@ -117,14 +178,14 @@ static LogicalResult collectConcatParts(func::FuncOp fn,
 /// share its home; a gradient kernel that may write its result over a
 /// dying operand (getOverwritableOperand) does.
 static FailureOr<int64_t> allocateWorkspace(func::FuncOp fn) {
-  DenseMap<Value, Value> partOf;
+  DenseMap<Value, Within> partOf;
   if (failed(collectConcatParts(fn, partOf)))
     return failure();
   for (auto [part, whole] : partOf)
-    if (BufferAttr buffer = getBuffer(whole))
-      mlir::pd::setBuffer(part, buffer);
-  DenseMap<Value, Value> views;
-  allocateViews(fn, views);
+    if (BufferAttr buffer = getBuffer(whole.value))
+      mlir::pd::setBuffer(part, atOffset(buffer, whole.offset));
+  DenseMap<Value, Within> views;
+  allocateViews(fn, partOf, views);
   WorkspacePlan plan(
       fn,
       [](Value v) {
@@ -235,6 +296,14 @@ static void allocateState(ModuleOp module, SymbolTable &symbols,
                  b.getDictionaryAttr(entries));
 }
 
+/// Whether every reader of `v` is a contiguous slice (a view of it).
+static bool onlyCutIntoWindows(Value v) {
+  return llvm::all_of(v.getUsers(), [](Operation *user) {
+    auto slice = dyn_cast<SliceOp>(user);
+    return slice && slice.getContiguousOffset();
+  });
+}
+
 /// What holds the stashed or sent value `v`: for a reshape (chain) of a
 /// value the forward computes, that value, so that its producer writes
 /// into the stash slot or comm buffer and the reshapes become views of it
@@ -246,21 +315,30 @@ static void allocateState(ModuleOp module, SymbolTable &symbols,
 /// stashed in the forward of bench/perf_suite.py's small GPT (57 MiB); at
 /// d = 2 the GELU gradient the small GPT's second stage sends back (4
 /// MiB), the large GPT's QKV projection its first stage sends (12 MiB).
-/// Mirrored by the planner's stage model (lib/Planner/StageArena.cpp,
-/// homeRoot).
-static Value homeRoot(Value v) {
+/// The chain goes on through a contiguous slice too (the value a view at
+/// an offset of, returned in `offset`) when every reader of the slice's
+/// input is such a slice: the input is then only cut into windows, and
+/// its producer writes them all where they go (at d = 2 the small GPT's
+/// layer norm before the row-split MLP GEMM: one window stashed, one
+/// sent). Mirrored by the planner's stage model
+/// (lib/Planner/StageArena.cpp, homeRoot).
+static Value homeRoot(Value v, int64_t &offset) {
+  offset = 0;
   if (hasBuffer(v))
     return v;
   Value root = v;
-  while (auto reshape = root.getDefiningOp<ReshapeOp>()) {
-    Value in = reshape.getInput();
-    Operation *def = in.getDefiningOp();
+  while (Operation *view = root.getDefiningOp()) {
+    Within input = viewedInput(view);
+    if (!input || (isa<SliceOp>(view) && !onlyCutIntoWindows(input.value)))
+      break;
+    Operation *def = input.value.getDefiningOp();
     if (!def || isa<ConstantOp>(def))
       break;
-    if (BufferAttr buffer = getBuffer(in);
+    if (BufferAttr buffer = getBuffer(input.value);
         buffer && buffer.getRegion() != ArenaRegion::Stash)
       break;
-    root = in;
+    root = input.value;
+    offset += input.offset;
   }
   return root;
 }
@@ -291,14 +369,15 @@ static void allocateStash(func::FuncOp fwd, func::FuncOp bwd,
                           Regions &regions) {
   auto ret = cast<func::ReturnOp>(fwd.getBody().front().getTerminator());
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    Value root = homeRoot(v);
+    int64_t offset;
+    Value root = homeRoot(v, offset);
     if (!hasBuffer(root)) {
       setBuffer(root, ArenaRegion::Stash, regions.stash);
       regions.stash += alignArena(getTensorBytes(root.getType()));
       shareWithOperand(root);
     }
     setBuffer(bwd.getArgument(i), ArenaRegion::Stash,
-              getBuffer(root).getOffset());
+              getBuffer(root).getOffset() + offset);
   }
 }
 
@@ -309,7 +388,8 @@ static void allocateComm(func::FuncOp fn, Regions &regions) {
     auto send = dyn_cast<SendOp>(op);
     if (!send || isa<BlockArgument>(send.getValue()))
       return;
-    Value root = homeRoot(send.getValue());
+    int64_t offset;
+    Value root = homeRoot(send.getValue(), offset);
     if (hasBuffer(root))
       return;
     setBuffer(root, ArenaRegion::Comm, regions.comm);

@@ -5,6 +5,14 @@
 // returned, gets pd.in_place_parts and its GEMMs pd.concat_part; the
 // buffer allocator and the lowering then drop the concat's copies.
 //
+// A concat whose inputs are contiguous runs of its result (a row concat,
+// ConcatOp::hasContiguousInputs) gets pd.in_place_parts alone when every
+// input has an op that can write it there (getContiguousParts: a GEMM, a
+// pd.recv, any kernel): the allocator homes each at its offset in the
+// result, which may be a stash slot or a sent buffer. At a pipeline cut
+// inside a row-split GEMM (pd-split-matmul-rows) this joins the received
+// half and the half computed here without a copy.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialects/PD/IR/PDOps.h"
@@ -41,11 +49,14 @@ void ConcatInPlacePass::runOnOperation() {
   PDDialect::InPlacePartsAttrHelper inPlace(ctx);
   PDDialect::ConcatPartAttrHelper concatPart(ctx);
   getOperation().walk([&](ConcatOp concat) {
-    if (!staysInWorkspace(concat))
+    SmallVector<BatchMatMulOp> parts;
+    if (staysInWorkspace(concat))
+      parts = concat.getInPlaceParts();
+    if (parts.empty()) {
+      if (!concat.getContiguousParts().empty())
+        inPlace.setAttr(concat, UnitAttr::get(ctx));
       return;
-    SmallVector<BatchMatMulOp> parts = concat.getInPlaceParts();
-    if (parts.empty())
-      return;
+    }
     inPlace.setAttr(concat, UnitAttr::get(ctx));
     int64_t count = parts.size();
     for (auto [index, mm] : llvm::enumerate(parts))

@@ -54,7 +54,7 @@ static void markFunction(func::FuncOp fn) {
 static bool isFree(Operation *op) {
   if (isa<ParamRefOp, ConstantOp, ProfileMarkOp>(op))
     return true;
-  return isa<ReshapeOp>(op) &&
+  return isa<ReshapeOp, SliceOp>(op) &&
          PDDialect::ViewAttrHelper(op->getContext()).isAttrPresent(op);
 }
 

@@ -113,10 +113,11 @@ double mlir::pd::rooflineSeconds(double flops, double bytes,
 
 double mlir::pd::opSeconds(Operation *op, const DeviceSpec &spec) {
   auto cost = dyn_cast<CostOpInterface>(op);
-  // A concat whose inputs its GEMMs wrote in place (pd-concat-in-place)
-  // runs no kernel.
-  if (!cost ||
-      PDDialect::InPlacePartsAttrHelper(op->getContext()).isAttrPresent(op))
+  // A concat whose inputs were written in place (pd-concat-in-place) and
+  // a slice that is a view (pd-allocate-buffers) run no kernel.
+  MLIRContext *ctx = op->getContext();
+  if (!cost || PDDialect::InPlacePartsAttrHelper(ctx).isAttrPresent(op) ||
+      PDDialect::ViewAttrHelper(ctx).isAttrPresent(op))
     return 0;
   if (FloatAttr s = PDDialect::SecondsAttrHelper(op->getContext()).getAttr(op))
     return s.getValueAsDouble();

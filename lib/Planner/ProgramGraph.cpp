@@ -108,8 +108,16 @@ LogicalResult GraphBuilder::addOp(Operation &op) {
   if (auto softmax = dyn_cast<MaskedSoftmaxOp>(op);
       softmax && softmax.getInPlaceInput())
     node.inPlaceResult = 0;
-  if (auto concat = dyn_cast<ConcatOp>(op))
+  if (auto concat = dyn_cast<ConcatOp>(op)) {
     node.inPlaceParts = !concat.getInPlaceParts().empty();
+    node.contiguousInputs = concat.hasContiguousInputs();
+  }
+  node.partWriter = canWriteContiguousPart(&op);
+  if (auto slice = dyn_cast<SliceOp>(op))
+    if (std::optional<int64_t> offset = slice.getContiguousOffset()) {
+      node.window = true;
+      node.windowAtStart = *offset == 0;
+    }
   if (mlir::Value x = getOverwritableOperand(&op))
     for (OpOperand &use : op.getOpOperands())
       if (use.get() == x) {
@@ -307,6 +315,9 @@ static bool sameStructure(const ProgramGraph &a, const ProgramGraph &b) {
         x.summedProducer != y.summedProducer ||
         x.inPlaceResult != y.inPlaceResult ||
         x.inPlaceParts != y.inPlaceParts ||
+        x.contiguousInputs != y.contiguousInputs ||
+        x.partWriter != y.partWriter || x.window != y.window ||
+        x.windowAtStart != y.windowAtStart ||
         x.overwritableOperand != y.overwritableOperand || x.name != y.name ||
         x.measured >= 0 || y.measured >= 0)
       return false;

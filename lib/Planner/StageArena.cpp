@@ -18,18 +18,36 @@ using GraphOp = ProgramGraph::OpKind;
 
 namespace mlir::pd::stage_model {
 
+/// pd-allocate-buffers' onlyCutIntoWindows: whether every reader of `v`
+/// in `fn` is a contiguous slice.
+static bool onlyCutIntoWindows(const ProgramGraph &g, const VFn &fn,
+                               int32_t v) {
+  if (llvm::is_contained(fn.returned, v))
+    return false;
+  for (const VOp &op : fn.ops)
+    if (op.alive && llvm::is_contained(fn.operandsOf(op), v) &&
+        (op.kind != VKind::Clone || !g.ops[op.orig].window))
+      return false;
+  return true;
+}
+
 /// pd-allocate-buffers' homeRoot: what holds the stashed or sent value
-/// `v`: the start of its reshape chain when the function computes it (not
+/// `v`: the start of its chain of views when the function computes it (not
 /// a constant or an argument, homed nowhere or in the stash), else `v`.
+/// The chain goes through reshapes, and through contiguous slices of
+/// values that only such slices read.
 int32_t homeRoot(const ProgramGraph &g, const VFn &fn, int32_t v) {
   if (fn.vals[v].home != Home::None)
     return v;
   int32_t root = v;
   for (int32_t d = fn.vals[root].def; d >= 0; d = fn.vals[root].def) {
     const VOp &op = fn.ops[d];
-    if (op.kind != VKind::Clone || !g.ops[op.orig].view)
+    if (op.kind != VKind::Clone)
       break;
+    const ProgramGraph::Op &view = g.ops[op.orig];
     int32_t in = fn.pool[op.operandBegin];
+    if (!view.view && !(view.window && onlyCutIntoWindows(g, fn, in)))
+      break;
     const VVal &input = fn.vals[in];
     if (input.constant || input.def < 0 ||
         (input.home != Home::None && input.home != Home::Stash))
@@ -66,25 +84,34 @@ void shareWithOperand(const ProgramGraph &g, VFn &fn, int32_t v) {
     fn.vals[in].home = Home::Stash;
 }
 
-/// pd-allocate-buffers' views: a reshape result without a home takes its
-/// input's (a function argument is a stash slot), else shares its input's
-/// workspace slot; a constant input is copied.
+/// pd-allocate-buffers' views: a reshape or contiguous slice result
+/// without a home (nor a concat's part) takes its input's (a function
+/// argument is a stash slot), else shares its input's workspace slot; a
+/// constant input is copied.
 void allocateViews(const ProgramGraph &g, VFn &fn) {
   fn.viewOf.assign(fn.vals.size(), -1);
-  for (const VOp &op : fn.ops) {
-    if (!op.alive || op.kind != VKind::Clone || !g.ops[op.orig].view)
+  fn.offStart.assign(fn.vals.size(), false);
+  for (VOp &op : fn.ops) {
+    if (!op.alive || op.kind != VKind::Clone)
+      continue;
+    const ProgramGraph::Op &view = g.ops[op.orig];
+    if (!view.view && !view.window)
       continue;
     int32_t in = fn.pool[op.operandBegin], out = op.resultBegin;
     VVal &result = fn.vals[out];
     const VVal &input = fn.vals[in];
-    if (result.home != Home::None || input.constant)
+    if (result.home != Home::None || fn.partOf[out] >= 0 || input.constant)
       continue;
-    if (input.def < 0)
+    op.viewed = true;
+    if (input.def < 0) {
       result.home = Home::Stash;
-    else if (input.home != Home::None)
+    } else if (input.home != Home::None) {
       result.home = input.home;
-    else
+    } else {
       fn.viewOf[out] = fn.viewOf[in] >= 0 ? fn.viewOf[in] : in;
+      fn.offStart[out] =
+          fn.offStart[in] || (view.window && !view.windowAtStart);
+    }
   }
 }
 
@@ -117,7 +144,8 @@ static void overwriteDyingOperands(const ProgramGraph &g, const VFn &fn,
     int32_t v = op.resultBegin;
     int32_t x = fn.pool[op.operandBegin + g.ops[op.orig].overwritableOperand];
     int32_t r = rootOf(x);
-    if (!inWorkspace(v) || !inWorkspace(r) || end[r] != position[i] ||
+    if (!inWorkspace(v) || !inWorkspace(r) || fn.offStart[x] ||
+        end[r] != position[i] ||
         alignArena(fn.vals[r].bytes) < alignArena(fn.vals[v].bytes))
       continue;
     slotRoot[v] = r;
@@ -245,11 +273,34 @@ void fuseBiasGradients(const ProgramGraph &g, VFn &fn) {
     }
 }
 
+/// getContiguousPartRoot in `fn`: the start of `v`'s reshape chain, each
+/// value read once (`uses`), when an op of the function that can write a
+/// part computes it (a received tensor, an input, a partWriter); -1 else.
+static int32_t contiguousPartRoot(const ProgramGraph &g, const VFn &fn,
+                                  const std::vector<int32_t> &uses,
+                                  int32_t v) {
+  while (true) {
+    int32_t def = fn.vals[v].def;
+    if (uses[v] != 1 || def < 0)
+      return -1;
+    const VOp &op = fn.ops[def];
+    if (op.kind == VKind::Clone && g.ops[op.orig].view) {
+      v = fn.pool[op.operandBegin];
+      continue;
+    }
+    bool writer = op.kind == VKind::Recv || op.kind == VKind::Input ||
+                  (op.kind == VKind::Clone && g.ops[op.orig].partWriter);
+    return writer ? v : -1;
+  }
+}
+
 /// pd-concat-in-place on a function: a concat the graph marks
 /// inPlaceParts, its result neither sent nor returned, each input the end
 /// of a chain (a GEMM, then reshapes) of this function's ops whose every
 /// value is read once: the GEMM results share the concat result's
-/// workspace slot (partOf) and the concat runs no kernel.
+/// workspace slot (partOf) and the concat runs no kernel. Else a concat of
+/// contiguous inputs (contiguousInputs), each with a contiguousPartRoot:
+/// those share the concat result's home, wherever it is.
 void concatInPlace(const ProgramGraph &g, VFn &fn) {
   fn.partOf.assign(fn.vals.size(), -1);
   std::vector<int32_t> uses(fn.vals.size(), 0);
@@ -265,25 +316,39 @@ void concatInPlace(const ProgramGraph &g, VFn &fn) {
     leaves[v] = true;
   }
   for (VOp &concat : fn.ops) {
-    if (!concat.alive || concat.kind != VKind::Clone ||
-        !g.ops[concat.orig].inPlaceParts || leaves[concat.resultBegin])
+    if (!concat.alive || concat.kind != VKind::Clone)
       continue;
+    const ProgramGraph::Op &op = g.ops[concat.orig];
+    size_t inputs = concat.operandEnd - concat.operandBegin;
     std::vector<int32_t> parts;
-    for (int32_t v : fn.operandsOf(concat)) {
-      // getInPlaceOperandRoot: back through reshapes to the GEMM.
-      while (uses[v] == 1 && fn.vals[v].def >= 0 &&
-             fn.ops[fn.vals[v].def].kind == VKind::Clone &&
-             g.ops[fn.ops[fn.vals[v].def].orig].view)
-        v = fn.pool[fn.ops[fn.vals[v].def].operandBegin];
-      int32_t def = fn.vals[v].def;
-      if (uses[v] != 1 || def < 0 || fn.ops[def].kind != VKind::Clone)
-        break;
-      parts.push_back(v);
+    if (op.inPlaceParts && !leaves[concat.resultBegin])
+      for (int32_t v : fn.operandsOf(concat)) {
+        // getInPlaceOperandRoot: back through reshapes to the GEMM.
+        while (uses[v] == 1 && fn.vals[v].def >= 0 &&
+               fn.ops[fn.vals[v].def].kind == VKind::Clone &&
+               g.ops[fn.ops[fn.vals[v].def].orig].view)
+          v = fn.pool[fn.ops[fn.vals[v].def].operandBegin];
+        int32_t def = fn.vals[v].def;
+        if (uses[v] != 1 || def < 0 || fn.ops[def].kind != VKind::Clone)
+          break;
+        parts.push_back(v);
+      }
+    if (parts.size() != inputs) {
+      parts.clear();
+      if (op.contiguousInputs)
+        for (int32_t v : fn.operandsOf(concat)) {
+          int32_t root = contiguousPartRoot(g, fn, uses, v);
+          if (root < 0)
+            break;
+          parts.push_back(root);
+        }
     }
-    if (parts.size() != concat.operandEnd - concat.operandBegin)
+    if (parts.size() != inputs)
       continue;
-    for (int32_t part : parts)
+    for (int32_t part : parts) {
       fn.partOf[part] = concat.resultBegin;
+      fn.vals[part].home = fn.vals[concat.resultBegin].home;
+    }
     concat.partsInPlace = true;
   }
 }

@@ -33,6 +33,9 @@ struct VOp {
   /// A concat whose inputs its GEMMs write in place (pd-concat-in-place):
   /// it runs no kernel.
   bool partsInPlace = false;
+  /// A reshape or contiguous slice that is a view (allocateViews): it
+  /// runs no kernel.
+  bool viewed = false;
   uint32_t operandBegin = 0, operandEnd = 0, resultBegin = 0, resultEnd = 0;
 };
 
@@ -53,8 +56,11 @@ struct VFn {
   /// Per value: the value whose workspace slot it shares as a view (-1:
   /// none).
   std::vector<int32_t> viewOf;
-  /// Per value: the concat result a GEMM writes it into, whose workspace
-  /// slot it shares (pd-concat-in-place; -1: none).
+  /// Per value: whether it is a view at a non-zero offset into that slot
+  /// (a window of it), which no kernel may write over in place.
+  std::vector<bool> offStart;
+  /// Per value: the concat result it is written into, whose home it
+  /// shares (pd-concat-in-place; -1: none).
   std::vector<int32_t> partOf;
 
   llvm::ArrayRef<int32_t> operandsOf(const VOp &op) const {

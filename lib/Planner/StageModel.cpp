@@ -454,7 +454,7 @@ void Modeler::allocate(int64_t s, VFn &fwd, VFn &bwd, StageSummary &out,
     bool forward = fn == &fwd;
     double &seconds = forward ? out.forwardSeconds : out.backwardSeconds;
     for (const VOp &op : fn->ops) {
-      if (!op.alive || op.partsInPlace)
+      if (!op.alive || op.partsInPlace || op.viewed)
         continue;
       if (op.absorbed >= 0)
         seconds += g.ops[fn->ops[op.absorbed].orig].fusedSeconds;

@@ -59,3 +59,24 @@ module attributes {pd.num_stages = 1 : i64} {
     return
   }
 }
+
+// -----
+
+// Tests that an in-place concat of contiguous inputs needs each input
+// computed in place by an op of its function that only the concat reads:
+// an input read elsewhere too would be overwritten by its neighbour's
+// producer or read from a buffer its own writer never filled.
+module attributes {pd.num_stages = 1 : i64} {
+  func.func @stage0_forward() attributes {pd.phase = #pd.phase<forward>, pd.stage = 0 : i64} {
+    return
+  }
+  func.func @stage0_backward() attributes {pd.phase = #pd.phase<backward>, pd.stage = 0 : i64} {
+    %a = pd.input 0 "a" : tensor<3x4xf32>
+    %b = pd.input 1 "b" : tensor<5x4xf32>
+    %r = pd.relu %b : tensor<5x4xf32>
+    // expected-error @+1 {{'pd.concat' op has pd.in_place_parts but input 0 is not computed in place by an op of this function read only by it}}
+    %c = pd.concat %a, %r {axis = 0 : i64, pd.in_place_parts} : (tensor<3x4xf32>, tensor<5x4xf32>) -> tensor<8x4xf32>
+    %s = pd.reduce_sum %a {axes = array<i64: 0, 1>} : tensor<3x4xf32> -> tensor<f32>
+    return
+  }
+}

@@ -284,6 +284,23 @@ Value mlir::pd::getInPlaceOperandRoot(Value operand) {
   }
 }
 
+bool mlir::pd::canWriteContiguousPart(Operation *op) {
+  return !isa<ConstantOp, ParamRefOp, ReshapeOp, SliceOp, ConcatOp>(op);
+}
+
+Value mlir::pd::getContiguousPartRoot(Value input) {
+  Value v = input;
+  while (true) {
+    Operation *def = v.getDefiningOp();
+    if (!v.hasOneUse() || !def)
+      return {};
+    auto reshape = dyn_cast<ReshapeOp>(def);
+    if (!reshape)
+      return canWriteContiguousPart(def) ? v : Value();
+    v = reshape.getInput();
+  }
+}
+
 Value mlir::pd::getOverwritableOperand(Operation *op) {
   if (auto gelu = dyn_cast<GeluGradOp>(op))
     return gelu.getGrad();

@@ -54,6 +54,18 @@ void setBuffer(Value v, BufferAttr buffer);
 /// parameter, an input or a received tensor); null otherwise.
 Value getInPlaceOperandRoot(Value operand);
 
+/// Whether `op` writes its results where pd-allocate-buffers puts them, so
+/// that a result can be a part of a concat's result: any op but a view
+/// (reshape, slice), a concat, a constant or a parameter read.
+bool canWriteContiguousPart(Operation *op);
+
+/// The value that can write the concat input `input` at its place in the
+/// concat's result: `input`, or the start of the reshape chain it is, when
+/// every value of the chain has one reader and canWriteContiguousPart holds
+/// for the start's op (a received tensor or an input counts); null
+/// otherwise (a function argument, or a value read elsewhere too).
+Value getContiguousPartRoot(Value input);
+
 /// The operand whose workspace slot `op`'s first result may take when `op`
 /// is that operand's last reader: its kernel reads each element (or row)
 /// of the operand before it writes the result's, and the two are of one

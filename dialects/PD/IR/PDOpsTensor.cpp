@@ -272,6 +272,27 @@ LogicalResult SliceGradOp::verify() {
                       getGrad().getType().getShape(), getStarts(), getSteps());
 }
 
+std::optional<int64_t> SliceOp::getContiguousOffset() {
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  ArrayRef<int64_t> out = getType().getShape();
+  ArrayRef<int64_t> starts = getStarts(), steps = getSteps();
+  int64_t d = (int64_t)in.size() - 1;
+  // The whole dims after d.
+  while (d >= 0 && out[d] == in[d] && (steps[d] == 1 || out[d] <= 1))
+    --d;
+  if (d >= 0 && out[d] > 1 && steps[d] != 1)
+    return std::nullopt;
+  for (int64_t e = 0; e < d; ++e)
+    if (out[e] != 1)
+      return std::nullopt;
+  int64_t offset = 0, stride = 1;
+  for (int64_t e = (int64_t)in.size() - 1; e >= 0; --e) {
+    offset += starts[e] * stride;
+    stride *= in[e];
+  }
+  return offset;
+}
+
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
   if (!dense)
@@ -384,6 +405,32 @@ SmallVector<BatchMatMulOp> ConcatOp::getInPlaceParts() {
                                       ArrayRef<int64_t>(select)))
       return {};
     parts.push_back(mm);
+  }
+  return parts;
+}
+
+bool ConcatOp::hasContiguousInputs() {
+  ArrayRef<int64_t> out = cast<RankedTensorType>(getType()).getShape();
+  return llvm::all_of(out.take_front(getAxis()),
+                      [](int64_t dim) { return dim == 1; });
+}
+
+int64_t ConcatOp::getInputOffset(unsigned index) {
+  int64_t offset = 0;
+  for (Value in : getInputs().take_front(index))
+    offset += cast<RankedTensorType>(in.getType()).getNumElements();
+  return offset;
+}
+
+SmallVector<Value> ConcatOp::getContiguousParts() {
+  if (!hasContiguousInputs())
+    return {};
+  SmallVector<Value> parts;
+  for (Value in : getInputs()) {
+    Value root = getContiguousPartRoot(in);
+    if (!root)
+      return {};
+    parts.push_back(root);
   }
   return parts;
 }

@@ -248,6 +248,14 @@ def PD_SliceOp : PD_Op<"slice", [Pure,
                        DenseI64ArrayAttr:$steps);
   let results = (outs PD_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let extraClassDeclaration = [{
+    /// The element offset of the window in its row-major input when the
+    /// window is one contiguous run of it (every dim before some dim d of
+    /// extent 1 in the window, dim d a run of step 1, every dim after it
+    /// whole): pd-allocate-buffers then makes the result a view of the
+    /// input's memory. None otherwise.
+    std::optional<int64_t> getContiguousOffset();
+  }];
   let hasVerifier = 1;
   let hasFolder = 1;
 }
@@ -293,6 +301,17 @@ def PD_ConcatOp : PD_Op<"concat", [Pure,
     /// innermost): pd-concat-in-place has them write it there. Empty
     /// otherwise.
     ::llvm::SmallVector<BatchMatMulOp> getInPlaceParts();
+    /// Whether each input is one contiguous run of the result (every dim
+    /// before `axis` of extent 1): a row concat, such as the halves of a
+    /// GEMM pd-split-matmul-rows split.
+    bool hasContiguousInputs();
+    /// The element offset of input `index` in the result of a concat with
+    /// contiguous inputs.
+    int64_t getInputOffset(unsigned index);
+    /// For a concat with contiguous inputs, the value computing each input
+    /// (getContiguousPartRoot), which pd-concat-in-place has written at its
+    /// offset in this op's result; empty if an input has none.
+    ::llvm::SmallVector<::mlir::Value> getContiguousParts();
   }];
   let hasVerifier = 1;
   let hasFolder = 1;

@@ -53,6 +53,19 @@ struct ProgramGraph {
     /// when its result stays in the workspace and each input's chain is
     /// computed in the same stage function.
     bool inPlaceParts = false;
+    /// A pd.concat whose inputs are contiguous runs of its result
+    /// (ConcatOp::hasContiguousInputs): pd-concat-in-place has each
+    /// input's producer write it there when every input has one in the
+    /// stage function (partWriter, read only by the concat).
+    bool contiguousInputs = false;
+    /// Whether its results can be parts of such a concat
+    /// (canWriteContiguousPart).
+    bool partWriter = false;
+    /// A pd.slice of one contiguous run of its input
+    /// (SliceOp::getContiguousOffset): a view of it at an offset, which
+    /// is 0 when `windowAtStart`.
+    bool window = false;
+    bool windowAtStart = false;
     /// The operand its first result may be written over when the operand
     /// dies at it (getOverwritableOperand); -1: none.
     int8_t overwritableOperand = -1;
