@@ -177,6 +177,12 @@ static FailureOr<PlanDocuments> describePlan(ModuleOp module,
       splits.push_back(llvm::json::Object{{"op_id", s.opId}, {"rows", s.rows}});
     fields.try_emplace("split_gemms", std::move(splits));
   }
+  if (!o.stageTimeScale.empty())
+    fields.try_emplace(
+        "calibration",
+        llvm::json::Object{{"times", o.calibrationTimes},
+                           {"stage_time_scale",
+                            llvm::json::Array(o.stageTimeScale)}});
   fields.try_emplace("costs", profiler.active()
                                   ? profiler.describe()
                                   : "roofline of " + prediction->spec.name);
@@ -212,6 +218,12 @@ static LogicalResult writePlan(ModuleOp module, const CompilerOptions &o,
   for (const MatMulRowSplit &s : search.splitGemms)
     out << "split: the GEMM of op " << s.opId << " after row " << s.rows
         << ", so that a stage cut falls inside it\n";
+  if (!o.stageTimeScale.empty()) {
+    out << "calibrated: stage times x";
+    for (auto [s, scale] : llvm::enumerate(o.stageTimeScale))
+      out << (s ? ", x" : "") << llvm::formatv("{0:F3}", scale);
+    out << " (measured in " << o.calibrationTimes << ")\n";
+  }
   if (profiler.active())
     out << "costs: " << profiler.describe() << "\n";
   printPlanSummary(docs.stages, o, docs.prediction, out);

@@ -45,15 +45,27 @@ int64_t splittableRows(Operation *op) {
 }
 
 /// The splits that would balance `chosen`'s stages on `graph` (priced):
-/// where the chain's running cost crosses k / d of its total, the op
-/// there split at the crossing, if it is a splittable matmul and the
-/// crossing leaves rows on both sides; none when the chosen plan's slowest
-/// stage is within kMinImbalance of the mean.
+/// where the chain's running cost crosses the end of stage k's balanced
+/// share (k / d of the total; with a time scale per stage, pdc
+/// --calibrate, shares inversely proportional to it), the op there split
+/// at the crossing, if it is a splittable matmul and the crossing leaves
+/// rows on both sides; none when the chosen plan's slowest stage is within
+/// kMinImbalance of the balanced time.
 std::vector<MatMulRowSplit> chooseSplits(const ProgramGraph &graph,
                                          func::FuncOp main,
-                                         const PlanCandidate &chosen) {
+                                         const PlanCandidate &chosen,
+                                         ArrayRef<double> timeScale) {
   const OpChain &chain = graph.chain;
   int64_t n = chain.seconds.size(), d = chosen.stages;
+  auto scale = [&](int64_t k) {
+    return (int64_t)timeScale.size() == d ? timeScale[k] : 1.0;
+  };
+  // Stage k's balanced share ends at ends[k] of the chain's total.
+  std::vector<double> ends(d + 1, 0);
+  for (int64_t k = 0; k < d; ++k)
+    ends[k + 1] = ends[k] + 1 / scale(k);
+  for (double &end : ends)
+    end /= ends[d];
   std::vector<double> prefix(n + 1, 0);
   for (int64_t p = 0; p < n; ++p)
     prefix[p + 1] = prefix[p] + chain.seconds[p];
@@ -65,14 +77,16 @@ std::vector<MatMulRowSplit> chooseSplits(const ProgramGraph &graph,
     bounds.push_back(it - chain.opIds.begin());
   }
   bounds.push_back(n);
-  double slowest = 0, mean = prefix[n] / d;
+  // The time of every stage when balanced.
+  double slowest = 0, balanced = prefix[n] * ends[1] * scale(0);
   for (size_t k = 0; k + 1 < bounds.size(); ++k)
-    slowest = std::max(slowest, prefix[bounds[k + 1]] - prefix[bounds[k]]);
-  if (mean <= 0 || slowest < (1 + kMinImbalance) * mean)
+    slowest = std::max(slowest, scale(k) * (prefix[bounds[k + 1]] -
+                                            prefix[bounds[k]]));
+  if (balanced <= 0 || slowest < (1 + kMinImbalance) * balanced)
     return {};
   std::vector<MatMulRowSplit> splits;
   for (int64_t k = 1, p = 0; k < d; ++k) {
-    double target = mean * k;
+    double target = prefix[n] * ends[k];
     while (p < n && prefix[p + 1] < target)
       ++p;
     if (p >= n || chain.seconds[p] <= 0)
@@ -175,7 +189,8 @@ void mlir::pd::splitGemmsAtCuts(ModuleOp module, const CompilerOptions &o,
   if (failed(graph))
     return;
   priceGraph(*graph, spec);
-  std::vector<MatMulRowSplit> wanted = chooseSplits(*graph, main, chosen);
+  std::vector<MatMulRowSplit> wanted =
+      chooseSplits(*graph, main, chosen, o.stageTimeScale);
   if (wanted.empty())
     return;
 

@@ -1,7 +1,8 @@
 //===- Partition.cpp - Where the pipeline is cut --------------------------===//
 //
-// f[k][j] = min over i < j of max(f[k-1][i], cost(i, j)), where cost(i, j)
-// is the time of compute ops [i, j) plus the transfers at cuts i and j.
+// f[k][j] = min over i < j of max(f[k-1][i], cost_k(i, j)), where
+// cost_k(i, j) is the time of compute ops [i, j) on stage k (their prices
+// times the stage's time scale) plus the transfers at cuts i and j.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 using namespace mlir;
 using namespace mlir::pd;
+using llvm::ArrayRef;
 
 namespace {
 
@@ -21,10 +23,12 @@ struct ChainCosts {
   const OpChain &chain;
   const DeviceSpec &spec;
   int64_t replicas;
+  ArrayRef<double> timeScale;
   std::vector<double> prefix;
 
-  ChainCosts(const OpChain &chain, const DeviceSpec &spec, int64_t replicas)
-      : chain(chain), spec(spec), replicas(replicas),
+  ChainCosts(const OpChain &chain, const DeviceSpec &spec, int64_t replicas,
+             ArrayRef<double> timeScale)
+      : chain(chain), spec(spec), replicas(replicas), timeScale(timeScale),
         prefix(chain.opIds.size() + 1, 0) {
     for (size_t i = 0; i < chain.seconds.size(); ++i)
       prefix[i + 1] = prefix[i] + chain.seconds[i];
@@ -40,9 +44,13 @@ struct ChainCosts {
       return std::numeric_limits<double>::infinity();
     return 2 * spec.transferSeconds(chain.crossingBytes[p], 0, replicas);
   }
-  /// A stage of positions [i, j).
-  double stage(int64_t i, int64_t j) const {
-    return prefix[j] - prefix[i] + comm(i) + comm(j);
+  /// Stage k's multiplier of its ops' prices.
+  double scale(int64_t k) const {
+    return timeScale.empty() ? 1.0 : timeScale[k];
+  }
+  /// Stage k of positions [i, j).
+  double stage(int64_t k, int64_t i, int64_t j) const {
+    return scale(k) * (prefix[j] - prefix[i]) + comm(i) + comm(j);
   }
 };
 
@@ -80,15 +88,16 @@ std::vector<int64_t> splitCandidates(const ChainCosts &c,
   std::vector<std::vector<int64_t>> from(stages + 1,
                                          std::vector<int64_t>(m, -1));
   for (int64_t j = 1; j < m; ++j)
-    f[1][j] = at[j] - at[0] + comm[0] + comm[j];
+    f[1][j] = c.scale(0) * (at[j] - at[0]) + comm[0] + comm[j];
   // Four independent minima keep the inner loop fast; the first i reaching
   // the minimum is the one kept.
   for (int64_t k = 2; k <= stages; ++k) {
     const double *prev = f[k - 1].data();
+    double scale = c.scale(k - 1);
     for (int64_t j = k - 1; j < m; ++j) {
       double pj = at[j], cj = comm[j];
       auto value = [&](int64_t i) {
-        return std::max(prev[i], pj - at[i] + comm[i] + cj);
+        return std::max(prev[i], scale * (pj - at[i]) + comm[i] + cj);
       };
       int64_t lo = k - 2, i = lo;
       double b[4] = {inf, inf, inf, inf};
@@ -138,7 +147,8 @@ void refine(const ChainCosts &c, std::vector<int64_t> &cuts, int64_t radius) {
       for (size_t i = 0; i < band[k - 1].size(); ++i) {
         if (band[k - 1][i] >= band[k][j] || f[k - 1][i] == inf)
           continue;
-        double v = std::max(f[k - 1][i], c.stage(band[k - 1][i], band[k][j]));
+        double v =
+            std::max(f[k - 1][i], c.stage(k - 1, band[k - 1][i], band[k][j]));
         if (v < f[k][j]) {
           f[k][j] = v;
           from[k][j] = i;
@@ -158,11 +168,14 @@ void refine(const ChainCosts &c, std::vector<int64_t> &cuts, int64_t radius) {
 std::vector<int64_t> mlir::pd::splitOpChain(const OpChain &chain,
                                             int64_t stages,
                                             const DeviceSpec &spec,
-                                            int64_t replicas) {
+                                            int64_t replicas,
+                                            ArrayRef<double> timeScale) {
   int64_t n = chain.opIds.size();
   if (stages <= 1 || n < stages)
     return {};
-  ChainCosts costs(chain, spec, replicas);
+  if ((int64_t)timeScale.size() != stages)
+    timeScale = {};
+  ChainCosts costs(chain, spec, replicas, timeScale);
   // The DP is quadratic in the candidates and linear in the stages: about
   // 64M steps at most, then the cuts are refined on the full chain.
   int64_t maxCandidates = std::clamp<int64_t>(

@@ -97,11 +97,14 @@ SimInput mlir::pd::buildSimInput(const PipelineSummary &pipeline,
                                                 : SimSchedule::GPipe;
   in.microbatches = o.microbatches;
   int64_t w = o.replicas;
+  // pdc --calibrate: the stages' measured speeds at this depth.
+  bool calibrated = o.stageTimeScale.size() == pipeline.stages.size();
   for (auto [s, stage] : llvm::enumerate(pipeline.stages)) {
     const StageRegions &r = stage.regions;
     SimStage sim;
-    sim.forward = stage.forwardSeconds;
-    sim.backward = stage.backwardSeconds;
+    double scale = calibrated ? o.stageTimeScale[s] : 1.0;
+    sim.forward = scale * stage.forwardSeconds;
+    sim.backward = scale * stage.backwardSeconds;
     sim.update = 2.0 * (r.weights + r.grads + r.optimizer) /
                  spec.memoryBandwidth;
     sim.allreduce = spec.allreduceSeconds(r.grads, s * w, w, 1);

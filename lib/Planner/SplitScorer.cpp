@@ -12,7 +12,7 @@ using namespace mlir::pd;
 const std::vector<int64_t> &SplitScorer::positions() {
   if (!cutPositions)
     cutPositions = graph.cutPositions(
-        splitOpChain(graph.chain, stages, spec, replicas));
+        splitOpChain(graph.chain, stages, spec, replicas, o.stageTimeScale));
   return *cutPositions;
 }
 

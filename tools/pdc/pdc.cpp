@@ -10,6 +10,7 @@
 #include "dialects/PD/IR/PDDialect.h"
 #include "pd/Import/ONNXImporter.h"
 #include "pd/Pipeline/Compiler.h"
+#include "pd/Planner/Calibration.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -97,6 +98,17 @@ static cl::opt<bool> instrumentOps(
     cl::desc("Time every op in the stage executables (run --profile-ops "
              "FILE; the plan's ops.json names them)"),
     cl::cat(pdcCategory));
+static cl::opt<std::string> calibrate(
+    "calibrate",
+    cl::desc("Balance the stages on their speeds in a run of an "
+             "instrumented plan of this model at the same depth (the file "
+             "of its run --profile-ops)"),
+    cl::value_desc("TIMES.json"), cl::cat(pdcCategory));
+static cl::opt<std::string> calibratePlan(
+    "calibrate-plan",
+    cl::desc("The instrumented plan that --calibrate's run ran (its "
+             "ops.json; default: the directory of TIMES.json)"),
+    cl::value_desc("DIR"), cl::cat(pdcCategory));
 static cl::opt<bool>
     profile("profile",
             cl::desc("Measure the ops' costs on this machine for the planner "
@@ -284,9 +296,34 @@ static LogicalResult resolveDevices(int64_t &count) {
   return success();
 }
 
+/// --calibrate: the stages' time scale from a run of an instrumented plan.
+static LogicalResult readCalibration(pd::CompilerOptions &opts) {
+  if (calibrate.empty()) {
+    if (!calibratePlan.empty())
+      return optionError("--calibrate-plan needs --calibrate");
+    return success();
+  }
+  SmallString<256> ops(calibratePlan.empty()
+                           ? llvm::sys::path::parent_path(calibrate)
+                           : StringRef(calibratePlan));
+  llvm::sys::path::append(ops, "ops.json");
+  llvm::Expected<std::vector<double>> scale =
+      pd::readStageTimeScale(ops, calibrate);
+  if (!scale)
+    return optionError("--calibrate: " + llvm::toString(scale.takeError()));
+  if (stages > 0 && stages != (int64_t)scale->size())
+    return optionError("--calibrate: '" + calibrate + "' times a run of " +
+                       llvm::Twine(scale->size()) + " stages, not --stages " +
+                       llvm::Twine(stages));
+  opts.stageTimeScale = std::move(*scale);
+  opts.calibrationTimes = calibrate;
+  return success();
+}
+
 /// Fills CompilerOptions from the parsed command line.
 static LogicalResult buildOptions(pd::CompilerOptions &opts) {
-  if (failed(checkOptions()) || failed(resolveDevices(opts.devices)))
+  if (failed(checkOptions()) || failed(resolveDevices(opts.devices)) ||
+      failed(readCalibration(opts)))
     return failure();
   if (!deviceMemory.empty()) {
     std::optional<int64_t> bytes = parseSize(deviceMemory);

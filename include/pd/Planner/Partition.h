@@ -9,6 +9,7 @@
 #define PD_PLANNER_PARTITION_H
 
 #include "pd/Planner/DeviceSpec.h"
+#include "llvm/ADT/ArrayRef.h"
 
 #include <vector>
 
@@ -41,8 +42,12 @@ struct OpChain {
 /// Exact dynamic programming over the cut positions; chains longer than a
 /// few thousand ops cut only at evenly spaced candidate positions. Returns
 /// the op id starting each stage after the first (empty for one stage).
+/// `timeScale` (one entry per stage, or empty for all 1) multiplies each
+/// stage's compute: a stage measured slower than its ops' prices
+/// (pdc --calibrate) gets fewer of them.
 std::vector<int64_t> splitOpChain(const OpChain &chain, int64_t stages,
-                                  const DeviceSpec &spec, int64_t replicas);
+                                  const DeviceSpec &spec, int64_t replicas,
+                                  llvm::ArrayRef<double> timeScale = {});
 
 } // namespace mlir::pd
 

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mlir::pd {
 
@@ -64,6 +65,13 @@ struct CompilerOptions {
   /// --split-gemms: the planner may split a GEMM at a stage cut by rows
   /// so that the cut falls inside it (pd-split-matmul-rows).
   bool splitGemms = true;
+  /// --calibrate: each stage's measured / predicted time of its ops in a
+  /// run of an instrumented plan of this model at this depth, normalised
+  /// to mean 1 (pd/Planner/Calibration.h). The planner multiplies stage
+  /// k's modelled compute by entry k when planning that many stages;
+  /// empty: none.
+  std::vector<double> stageTimeScale;
+  std::string calibrationTimes; ///< --calibrate FILE (for plan.json).
 
   // Cluster description for the planner.
   int64_t devices = 0;

@@ -148,3 +148,30 @@ TEST(Partition, LongChainsStayNearTheExactOptimum) {
     EXPECT_LE(bottleneck(c, cuts, spec), exact * 1.01) << "d = " << d;
   }
 }
+
+// A stage's time scale (pdc --calibrate) weighs its ops: eight equal ops
+// split 4 + 4 at equal speeds, 6 + 2 when the second stage runs its ops 3x
+// slower than the first (3 x 2 = 1 x 6 balanced); a scale of another
+// depth is ignored.
+TEST(Partition, StageTimeScaleMovesTheCut) {
+  OpChain c = chainOf({1, 1, 1, 1, 1, 1, 1, 1});
+  EXPECT_EQ(splitOpChain(c, 2, freeLinks(), 1, {1.0, 1.0}),
+            (std::vector<int64_t>{40}));
+  EXPECT_EQ(splitOpChain(c, 2, freeLinks(), 1, {0.5, 1.5}),
+            (std::vector<int64_t>{60}));
+  EXPECT_EQ(splitOpChain(c, 2, freeLinks(), 1, {1.5, 0.5}),
+            (std::vector<int64_t>{20}));
+  EXPECT_EQ(splitOpChain(c, 2, freeLinks(), 1, {0.5, 1.0, 1.5}),
+            (std::vector<int64_t>{40}));
+}
+
+// Long chains cut at candidate positions and refine on the full chain
+// with the same scales: 4000 equal ops, the last of 4 stages 2x slower.
+TEST(Partition, StageTimeScaleOnLongChains) {
+  OpChain c = chainOf(std::vector<double>(4000, 1.0));
+  std::vector<int64_t> cuts = splitOpChain(c, 4, freeLinks(), 1,
+                                           {0.875, 0.875, 0.875, 1.75});
+  // Balanced: 3 stages of 1142.9 ops at 0.875 and one of 571.4 at 1.75.
+  ASSERT_EQ(cuts.size(), 3u);
+  EXPECT_NEAR(cuts[2] / 10, 3429, 2);
+}
