@@ -13,7 +13,9 @@ Per stage it prints the forward and backward time per microbatch, measured
 and predicted; the shares of GEMMs (matmul, batched matmul, convolution),
 transfers (send, receive: their waits included) and the other ops; the
 optimizer update per step; and the costliest op kinds with their measured
-and predicted ms per microbatch. With --against it also compares the run
+and predicted ms per microbatch. With two stages or more, a last line gives
+each stage's priced ops against their prices, the ratios `pdc --calibrate
+TIMES.json` plans with (docs/planner.md, "Calibrating from a run"). With --against it also compares the run
 op by op with another (a build against its baseline, d=2 against d=1):
 each op kind's ms per call in both, and the ratio over all of them. Standard
 library only, so any python3 runs it.
@@ -21,6 +23,7 @@ library only, so any python3 runs it.
 import argparse
 import collections
 import json
+import statistics
 import sys
 
 GEMM_OPS = ("pd.matmul", "pd.batch_matmul")
@@ -60,6 +63,7 @@ def stage_report(ops, rank):
     """One rank's per-microbatch times by function and kind, and by op."""
     per_mb = collections.defaultdict(float)      # (function, kind) -> s
     predicted = collections.defaultdict(float)   # function -> s
+    priced = [0.0, 0.0]                          # measured, predicted
     by_op = collections.defaultdict(lambda: [0.0, 0, 0.0])
     for t in rank["ops"]:
         desc = ops.get(t["id"])
@@ -69,18 +73,21 @@ def stage_report(ops, rank):
         per_mb[(desc["function"], kind(desc["op"]))] += each
         if desc["predicted_seconds"] is not None:
             predicted[desc["function"]] += desc["predicted_seconds"]
+        if desc["predicted_seconds"]:
+            priced[0] += each
+            priced[1] += desc["predicted_seconds"]
         row = by_op[(desc["op"], desc["function"])]
         row[0] += each
         row[1] += 1
         row[2] += desc["predicted_seconds"] or 0.0
-    return per_mb, predicted, by_op
+    return per_mb, predicted, priced, by_op
 
 
 def summarize(ops, ranks):
     """The report's numbers for every rank, as plain data."""
     out = []
     for rank in ranks:
-        per_mb, predicted, by_op = stage_report(ops, rank)
+        per_mb, predicted, priced, by_op = stage_report(ops, rank)
         total = sum(per_mb.values())
         kinds = collections.defaultdict(float)
         for (_, k), s in per_mb.items():
@@ -100,6 +107,8 @@ def summarize(ops, ranks):
             "update_ms": update["seconds"] / calls * 1e3 if calls else None,
             "functions": functions,
             "share": {k: (s / total if total else 0.0) for k, s in kinds.items()},
+            # Its priced ops' time over their prices (pdc --calibrate).
+            "priced_ratio": priced[0] / priced[1] if priced[1] else None,
             "ops": [{"op": op, "function": fn, "ops_per_microbatch": n,
                      "ms_per_microbatch": s * 1e3,
                      "predicted_ms_per_microbatch": p * 1e3}
@@ -164,6 +173,23 @@ def print_report(summary, top, out=sys.stdout):
                   f"{pred:>9}", file=out)
 
 
+def print_stage_speeds(summary, times, out=sys.stdout):
+    """Each stage's priced ops against their prices, as pdc --calibrate
+    reads them (the mean over a stage's replicas)."""
+    ratios = collections.defaultdict(list)
+    for r in summary:
+        if r["priced_ratio"]:
+            ratios[r["stage"]].append(r["priced_ratio"])
+    if len(ratios) < 2:
+        return
+    speeds = {s: statistics.mean(v) for s, v in sorted(ratios.items())}
+    spread = max(speeds.values()) / min(speeds.values()) - 1
+    print("priced ops against their prices: " + ", ".join(
+        f"stage {s} {v:.3f}x" for s, v in speeds.items()) +
+        f" (stages {spread:.1%} apart; pdc --calibrate {times} would plan "
+        "with these speeds)", file=out)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("plan", help="plan directory compiled with --instrument-ops")
@@ -182,6 +208,7 @@ def main(argv=None):
         return 1
     summary = summarize(ops, ranks)
     print_report(summary, args.top)
+    print_stage_speeds(summary, args.times)
     if other:
         print(f"a: {args.plan} {args.times}; b: {' '.join(args.against)}")
         compare(per_call(ops, ranks), per_call(*other), args.top)
