@@ -276,6 +276,8 @@ std::optional<int64_t> SliceOp::getContiguousOffset() {
   ArrayRef<int64_t> in = getInput().getType().getShape();
   ArrayRef<int64_t> out = getType().getShape();
   ArrayRef<int64_t> starts = getStarts(), steps = getSteps();
+  if (llvm::is_contained(out, 0))
+    return std::nullopt;
   int64_t d = (int64_t)in.size() - 1;
   // The whole dims after d.
   while (d >= 0 && out[d] == in[d] && (steps[d] == 1 || out[d] <= 1))
