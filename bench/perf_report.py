@@ -60,7 +60,22 @@ def header(result):
                          f"{g['blas']['summary']}")
     lines.append(f"- GEMM roofline used below: {fmt(result['roofline_gflops'], '.1f')} "
                  "GFLOP/s, the best of those")
+    gate = quiet_gate_line(result)
+    if gate:
+        lines.append("- " + gate)
     return lines
+
+
+def quiet_gate_line(result):
+    """What --quiet-gate did, or None without one."""
+    g = result.get("quiet_gate")
+    if not g:
+        return None
+    return (f"quiet gate (`--quiet-gate {g['fraction']:.2f}`): each run started once "
+            f"oneDNN's sgemm rate was at least {g['fraction']:.2f} of the best seen "
+            f"({g['best_gflops']:.1f} GFLOP/s); {g['waited']} of {g['runs']} runs "
+            f"waited for it, {g['started_below']} started below it after the "
+            "longest wait")
 
 
 def blas_lines(result):
@@ -239,6 +254,9 @@ def readme_section(result):
              "the rounds' medians and their range; full report with BLAS, RSS and "
              "footnotes in bench/results/perf_suite.md).",
              ""]
+    gate = quiet_gate_line(result)
+    if gate:
+        lines[-1:-1] = ["", gate[0].upper() + gate[1:] + "."]
     for model in result["models"]:
         c = model["config"]
         lines += [f"GPT n_layer {c['layers']}, n_embd {c['embd']}, seq {c['seq']}, "

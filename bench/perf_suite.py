@@ -32,7 +32,11 @@ The machine's other load moves single runs by 5-15% here, so a model can be
 measured in --rounds rounds: every configuration runs once per round, one
 after the other, and a row reports the median of its rounds' medians and
 their range. Load that comes and goes then hits every side alike instead of
-the one that happened to run at the time.
+the one that happened to run at the time. With --quiet-gate F every run
+first waits (up to --quiet-wait seconds) until oneDNN's single-thread
+sgemm rate is at least F of the best seen in the suite, so that the runs
+fall in the host's quiet spells; the report says how many waited and how
+many started below the gate.
 
 Not a test. Run under /usr/bin/python3, e.g. a quick check:
   bench/perf_suite.py --models small --layers 2 --embd 64 --seq 32 --steps 4 --warmup 1
@@ -134,6 +138,13 @@ def parse_args():
     for key in ("layers", "embd", "heads", "seq", "vocab", "microbatch", "microbatches"):
         p.add_argument("--" + key, type=int, help=f"override every model's {key}")
     p.add_argument("--gemm-size", type=int, default=1024, help="n of the sgemm rate")
+    p.add_argument("--quiet-gate", type=float, default=0.0, metavar="FRACTION",
+                   help="before each run, wait until oneDNN's single-thread sgemm "
+                        "rate is at least FRACTION of the best seen in this suite "
+                        "(a shared host's slow spells), at most --quiet-wait "
+                        "seconds; 0: do not wait")
+    p.add_argument("--quiet-wait", type=int, default=600,
+                   help="seconds a run waits at most for the quiet gate")
     p.add_argument("--timeout", type=int, default=1800, help="seconds per run")
     p.add_argument("--pdc", default=os.path.join(benchlib.SRC_ROOT, "build", "bin", "pdc"))
     p.add_argument("--torch113-python", default="/usr/bin/python3")
@@ -297,14 +308,68 @@ def new_row(model, side, d, schedule, baseline=None, copies=1):
             "baseline": baseline, "copies": copies, "status": "ok", "rounds": []}
 
 
-def run_round(row, measure):
+class QuietGate:
+    """--quiet-gate: before a run, oneDNN's single-thread sgemm rate
+    measured until it reaches the gate's fraction of the best rate seen so
+    far (sleeping between measurements), or until --quiet-wait seconds
+    passed. Each run records the rate it started at, whether it waited and
+    whether it started below the gate."""
+
+    def __init__(self, args, best):
+        self.args, self.best = args, best or 0.0
+        self.waits = self.below = self.runs = 0
+
+    def rate(self):
+        cmd = [self.args.torch113_python, WORKER, "dnnl-sgemm", "--gemm-size",
+               str(self.args.gemm_size), "--steps", "5",
+               "--threads", str(self.args.threads)]
+        try:
+            return run_ranks([cmd], child_env(self.args), self.args.timeout)[0]["gflops"]
+        except (SideFailed, KeyError):
+            return None
+
+    def wait(self):
+        """The host's sgemm GFLOP/s when the run may start (None: off or
+        unmeasurable)."""
+        if self.args.quiet_gate <= 0:
+            return None
+        self.runs += 1
+        deadline = time.monotonic() + self.args.quiet_wait
+        waited = False
+        while True:
+            rate = self.rate()
+            if rate is None:
+                return None
+            self.best = max(self.best, rate)
+            if rate >= self.args.quiet_gate * self.best:
+                break
+            if time.monotonic() + 20 > deadline:
+                self.below += 1
+                break
+            waited = True
+            print(f"  host at {rate:.0f} GFLOP/s, under {self.args.quiet_gate:.2f} of "
+                  f"{self.best:.0f}: waiting", flush=True)
+            time.sleep(20)
+        self.waits += waited
+        return rate
+
+    def summary(self):
+        return {"fraction": self.args.quiet_gate, "best_gflops": self.best,
+                "runs": self.runs, "waited": self.waits, "started_below": self.below}
+
+
+def run_round(row, measure, gate=None):
     """One round of a configuration: append measure()'s fields to
     row["rounds"], or mark the row as not run with the reason (later rounds
-    skip it)."""
+    skip it). With a quiet gate the run first waits for it and records the
+    host's sgemm rate it started at."""
     if row["status"] != "ok":
         return
+    host = gate.wait() if gate else None
     try:
         row["rounds"].append(measure())
+        if host is not None:
+            row["rounds"][-1]["host_gflops"] = host
     except SideFailed as err:
         row["status"] = f"did not run: {err}"
     print(f"  {row['side']} d={row['d']} {row['schedule']}: " +
@@ -325,6 +390,9 @@ def merge_rounds(row):
                peak_rss_kib=[max(k or 0 for k in ks) or None
                              for ks in zip(*(r["peak_rss_kib"] for r in rounds))],
                loss_step1=rounds[0]["loss_step1"], blas=rounds[0]["blas"])
+    hosts = [r["host_gflops"] for r in rounds if "host_gflops" in r]
+    if hosts:
+        row["host_gflops"] = hosts
     if "split_gemms" in rounds[0]:
         row["split_gemms"] = rounds[0]["split_gemms"]
     return row
@@ -647,6 +715,7 @@ def main():
     print("measuring the single-thread sgemm rate", flush=True)
     result["sgemm"] = sgemm_rates(args)
     result["models"] = []
+    gate = QuietGate(args, best_rate(result["sgemm"]))
     for model in chosen_models(args):
         print(f"{model.name}: {model.config}", flush=True)
         try:
@@ -659,7 +728,7 @@ def main():
         for r in range(rounds):
             print(f"round {r + 1} of {rounds}", flush=True)
             for row, measure in jobs:
-                run_round(row, measure)
+                run_round(row, measure, gate)
         rows = [merge_rounds(row) for row, _ in jobs]
         entry = {"name": model.name, "config": model.config,
                  "flops_per_step": flops, "rounds": rounds,
@@ -673,6 +742,8 @@ def main():
     print("measuring the single-thread sgemm rate again", flush=True)
     result["sgemm_end"] = sgemm_rates(args)
     result["roofline_gflops"] = best_rate(result["sgemm"], result["sgemm_end"])
+    if args.quiet_gate > 0:
+        result["quiet_gate"] = gate.summary()
     for m in result["models"]:
         finish_rows(m["rows"], m["flops_per_step"], result["roofline_gflops"],
                     m["global_batch"])
