@@ -51,10 +51,6 @@ static bool hasBuffer(Value v) {
 
 using Within = WorkspacePlan::Within;
 
-static int64_t elementBytes(Type tensor) {
-  return (cast<RankedTensorType>(tensor).getElementTypeBitWidth() + 7) / 8;
-}
-
 /// `buffer` moved `bytes` further into its region.
 static BufferAttr atOffset(BufferAttr buffer, int64_t bytes) {
   return BufferAttr::get(buffer.getContext(), buffer.getRegion(),
@@ -72,7 +68,7 @@ static Within viewedInput(Operation *view) {
       slice ? slice.getContiguousOffset() : std::nullopt;
   if (!offset)
     return {};
-  return {slice.getInput(), *offset * elementBytes(slice.getType())};
+  return {slice.getInput(), *offset * getElementBytes(slice.getType())};
 }
 
 /// Reshapes and contiguous slices are views (marked pd.view): a result
@@ -109,7 +105,7 @@ static void allocateViews(func::FuncOp fn, const DenseMap<Value, Within> &partOf
 /// error) when an input has none.
 static LogicalResult collectContiguousParts(ConcatOp concat,
                                             DenseMap<Value, Within> &partOf) {
-  int64_t bytes = elementBytes(concat.getType());
+  int64_t bytes = getElementBytes(concat.getType());
   for (auto [index, input] : llvm::enumerate(concat.getInputs())) {
     Value root = getContiguousPartRoot(input);
     if (!root)

@@ -19,7 +19,7 @@ using namespace mlir::pd;
 
 /// Element size in bytes of a tensor value.
 static int64_t elementBytes(Value v) {
-  return (cast<RankedTensorType>(v.getType()).getElementTypeBitWidth() + 7) / 8;
+  return getElementBytes(v.getType());
 }
 
 /// [rank, out_dims, input strides permuted by perm] for pdrt_permute.

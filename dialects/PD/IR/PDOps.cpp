@@ -17,12 +17,15 @@ using namespace mlir::pd;
 // Shape helpers
 //===----------------------------------------------------------------------===//
 
+int64_t mlir::pd::getElementBytes(Type tensorType) {
+  return (cast<RankedTensorType>(tensorType).getElementTypeBitWidth() + 7) / 8;
+}
+
 int64_t mlir::pd::getTensorBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return 0;
-  int64_t bits = tensor.getElementTypeBitWidth();
-  return tensor.getNumElements() * ((bits + 7) / 8);
+  return tensor.getNumElements() * getElementBytes(tensor);
 }
 
 FailureOr<SmallVector<int64_t>> mlir::pd::broadcastShapes(ArrayRef<int64_t> a,

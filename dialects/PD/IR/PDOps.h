@@ -23,6 +23,9 @@ namespace mlir::pd {
 /// anything else).
 int64_t getTensorBytes(Type type);
 
+/// The bytes of one element of a ranked tensor type (a bool takes one).
+int64_t getElementBytes(Type tensorType);
+
 /// Computes the numpy broadcast of two shapes; fails if they are not
 /// broadcast-compatible.
 FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,

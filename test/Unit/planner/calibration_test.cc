@@ -68,32 +68,37 @@ TEST_F(CalibrationTest, NormalisedRatioPerStage) {
 // Each bad input is one error naming the file and what is wrong.
 TEST_F(CalibrationTest, BadInputs) {
   std::string ops = write("ops", kOps);
-  auto error = [&](llvm::StringRef times) {
-    llvm::Expected<std::vector<double>> scale =
-        readStageTimeScale(ops, write("times", times));
-    return scale ? std::string("no error") : llvm::toString(scale.takeError());
+  struct Case {
+    const char *times, *error;
+  } cases[] = {
+      {"{\"ranks\": [", "not JSON"},
+      {"{}", "no \"ranks\" list"},
+      {R"({"ranks": [{"stage": 0}]})", "a rank without \"stage\" and \"ops\""},
+      {R"({"ranks": [{"stage": 1, "ops": [
+         {"id": 0, "seconds": 0.004, "calls": 4}]}]})",
+       "op 0 ran on stage 1"},
+      {R"({"ranks": [{"stage": 0, "ops": [
+         {"id": 2, "seconds": 0.004, "calls": 4}]}]})",
+       "stage 0 ran none of the priced ops"},
+      {R"({"ranks": [{"stage": 1, "ops": [
+         {"id": 3, "seconds": 0.004, "calls": 4}]}]})",
+       "a stage is missing"},
   };
-  EXPECT_NE(error("{\"ranks\": [").find("not JSON"), std::string::npos);
-  EXPECT_NE(error("{}").find("no \"ranks\" list"), std::string::npos);
-  EXPECT_NE(error(R"({"ranks": [{"stage": 0}]})")
-                .find("a rank without \"stage\" and \"ops\""),
-            std::string::npos);
-  EXPECT_NE(error(R"({"ranks": [{"stage": 1, "ops": [
-              {"id": 0, "seconds": 0.004, "calls": 4}]}]})")
-                .find("op 0 ran on stage 1"),
-            std::string::npos);
-  EXPECT_NE(error(R"({"ranks": [{"stage": 0, "ops": [
-              {"id": 2, "seconds": 0.004, "calls": 4}]}]})")
-                .find("stage 0 ran none of the priced ops"),
-            std::string::npos);
-  EXPECT_NE(error(R"({"ranks": [{"stage": 1, "ops": [
-              {"id": 3, "seconds": 0.004, "calls": 4}]}]})")
-                .find("a stage is missing"),
-            std::string::npos);
+  for (const Case &c : cases) {
+    std::string times = write("times", c.times);
+    llvm::Expected<std::vector<double>> scale = readStageTimeScale(ops, times);
+    ASSERT_FALSE((bool)scale) << c.times;
+    std::string message = llvm::toString(scale.takeError());
+    EXPECT_NE(message.find("'" + times + "'"), std::string::npos) << message;
+    EXPECT_NE(message.find(c.error), std::string::npos) << message;
+  }
+  // Times whose plan's ops.json is not where it is looked for.
+  std::string times = write("times", R"({"ranks": [{"stage": 0, "ops": []}]})");
   llvm::Expected<std::vector<double>> missing =
-      readStageTimeScale(ops + ".gone", write("times", "{}"));
-  EXPECT_FALSE((bool)missing);
-  llvm::consumeError(missing.takeError());
+      readStageTimeScale(ops + ".gone", times);
+  ASSERT_FALSE((bool)missing);
+  EXPECT_NE(llvm::toString(missing.takeError()).find("no such file"),
+            std::string::npos);
 }
 
 } // namespace
