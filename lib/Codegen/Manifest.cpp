@@ -87,6 +87,18 @@ std::string mlir::pd::buildStageManifest(const StageInfo &info,
                         {"inputs", std::move(inputs)},
                         {"channels", std::move(channels)},
                         {"loss", info.loss}};
+  if (!info.gemmLibraries.empty()) {
+    json::Array gemms;
+    for (const GemmChoice &g : info.gemmLibraries)
+      gemms.push_back(json::Object{{"m", g.m},
+                                   {"n", g.n},
+                                   {"k", g.k},
+                                   {"trans_a", g.transA},
+                                   {"trans_b", g.transB},
+                                   {"library", g.openBlas ? "openblas"
+                                                          : "onednn"}});
+    manifest["gemm_libraries"] = std::move(gemms);
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   os << json::Value(std::move(manifest));

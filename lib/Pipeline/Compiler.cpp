@@ -159,6 +159,7 @@ static FailureOr<PlanDocuments> describePlan(ModuleOp module,
     auto info = collectStageInfo(module, s);
     if (failed(info))
       return failure();
+    info->gemmLibraries = profiler.gemmLibraries();
     docs.stages.push_back(*info);
   }
   if (failed(checkMemory(module, docs.stages, o)))

@@ -1,13 +1,19 @@
 //===- OpProfile.cpp - Op costs measured on this machine ------------------===//
 //
 // The cache: <dir>/<cpu>/<model hash>.json =
-//   {"cpu": "...", "model": "...", "ops": {"<signature>": seconds, ...}}.
+//   {"cpu": "...", "model": "...", "ops": {"<signature>": seconds, ...},
+//    "gemms": {"<signature>": {"shapes": [[m, n, k, trans_a, trans_b], ...],
+//                              "onednn": seconds, "openblas": seconds}}}.
 // The profiling stage: the model at d = 1, flush, two microbatches, SGD,
 // every costed op of @main tagged pd.profile_id (its position), run for
 // three steps, one copy per core at once (each under mpirun, one thread),
 // on synthetic data and the model's initial weights (synthetic ones if it
 // has no weight data: op times depend on the values, by 20% on a GPT);
 // the first step is warm-up; an op's time is the mean over the copies.
+// It runs twice, every pdrt_matmul on oneDNN and then on OpenBLAS
+// (PDRT_GEMM_LIBRARY): an op that ran GEMMs (the stage lists their shapes)
+// costs its faster run's time and its shapes go to that library in the
+// plan (runtime/cpu/gemm_library.h); other ops cost the mean of the runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,6 +93,41 @@ static std::string cacheDirectory(const CompilerOptions &o) {
   return std::string(dir);
 }
 
+/// [m, n, k, trans_a, trans_b] from JSON.
+static std::optional<OpProfiler::GemmShape>
+readGemmShape(const llvm::json::Value &value) {
+  const llvm::json::Array *a = value.getAsArray();
+  if (!a || a->size() != 5)
+    return std::nullopt;
+  OpProfiler::GemmShape shape;
+  for (size_t i = 0; i < 5; ++i) {
+    std::optional<int64_t> v = (*a)[i].getAsInteger();
+    if (!v)
+      return std::nullopt;
+    shape[i] = *v;
+  }
+  return shape;
+}
+
+/// A cache entry of "gemms" (none if malformed: measured again).
+static std::optional<OpProfiler::GemmTimes>
+readGemmTimes(const llvm::json::Value &value) {
+  const llvm::json::Object *o = value.getAsObject();
+  const llvm::json::Array *shapes = o ? o->getArray("shapes") : nullptr;
+  std::optional<double> oneDnn = o ? o->getNumber("onednn") : std::nullopt;
+  std::optional<double> openBlas = o ? o->getNumber("openblas") : std::nullopt;
+  if (!shapes || !oneDnn || !openBlas)
+    return std::nullopt;
+  OpProfiler::GemmTimes t{{}, *oneDnn, *openBlas};
+  for (const llvm::json::Value &v : *shapes) {
+    std::optional<OpProfiler::GemmShape> shape = readGemmShape(v);
+    if (!shape)
+      return std::nullopt;
+    t.shapes.push_back(*shape);
+  }
+  return t;
+}
+
 OpProfiler::OpProfiler(const CompilerOptions &o) : o(o), cpu(cpuKey()) {
   if (o.deviceSpec != "cpu")
     return;
@@ -108,6 +149,14 @@ OpProfiler::OpProfiler(const CompilerOptions &o) : o(o), cpu(cpuKey()) {
       for (const auto &[sig, value] : *ops)
         if (std::optional<double> s = value.getAsNumber())
           seconds[sig.str()] = *s;
+    const llvm::json::Object *gemmOps =
+        json && json->getAsObject() ? json->getAsObject()->getObject("gemms")
+                                    : nullptr;
+    gemmsMeasured = gemmOps != nullptr;
+    if (gemmOps)
+      for (const auto &[sig, value] : *gemmOps)
+        if (std::optional<GemmTimes> t = readGemmTimes(value))
+          gemms[sig.str()] = *t;
     if (!json)
       llvm::consumeError(json.takeError());
   }
@@ -115,21 +164,50 @@ OpProfiler::OpProfiler(const CompilerOptions &o) : o(o), cpu(cpuKey()) {
 }
 
 std::string OpProfiler::describe() const {
-  return llvm::formatv("{0} op shapes measured on {1}{2} (cache {3})",
+  std::vector<GemmChoice> choices = gemmLibraries();
+  int64_t openBlas = llvm::count_if(
+      choices, [](const GemmChoice &g) { return g.openBlas; });
+  return llvm::formatv("{0} op shapes measured on {1}{2}, GEMMs: {3} shapes "
+                       "on oneDNN, {4} on OpenBLAS (cache {5})",
                        seconds.size(), cpu,
                        measuredNow ? llvm::formatv(", {0} now", measuredNow)
                                          .str()
                                    : std::string(),
-                       cacheFile);
+                       choices.size() - openBlas, openBlas, cacheFile);
+}
+
+std::vector<GemmChoice> OpProfiler::gemmLibraries() const {
+  std::map<GemmShape, std::pair<double, double>> byShape;
+  for (const auto &entry : gemms)
+    for (const GemmShape &shape : entry.getValue().shapes) {
+      auto &sum = byShape[shape];
+      sum.first += entry.getValue().oneDnn;
+      sum.second += entry.getValue().openBlas;
+    }
+  std::vector<GemmChoice> choices;
+  for (const auto &[shape, sum] : byShape)
+    choices.push_back({shape[0], shape[1], shape[2], shape[3] != 0,
+                       shape[4] != 0, sum.second < sum.first});
+  return choices;
 }
 
 LogicalResult OpProfiler::save(Location loc) {
-  llvm::json::Object ops;
+  llvm::json::Object ops, gemmOps;
   for (const auto &entry : seconds)
     ops[entry.getKey()] = entry.getValue();
+  for (const auto &entry : gemms) {
+    llvm::json::Array shapes;
+    for (const GemmShape &shape : entry.getValue().shapes)
+      shapes.push_back(llvm::json::Array(shape));
+    gemmOps[entry.getKey()] =
+        llvm::json::Object{{"shapes", std::move(shapes)},
+                           {"onednn", entry.getValue().oneDnn},
+                           {"openblas", entry.getValue().openBlas}};
+  }
   llvm::json::Object doc{{"cpu", cpu},
                          {"model", o.modelPath},
-                         {"ops", std::move(ops)}};
+                         {"ops", std::move(ops)},
+                         {"gemms", std::move(gemmOps)}};
   if (std::error_code ec = llvm::sys::fs::create_directories(
           llvm::sys::path::parent_path(cacheFile)))
     return emitError(loc, "cannot create the profile cache ")
@@ -175,7 +253,8 @@ static std::string failureReason(StringRef output, StringRef fallback) {
 /// its own mpirun and one thread; copy i writes its per-op totals to
 /// `json`.i.
 static LogicalResult runProfilingStage(Location loc, StringRef exe,
-                                       StringRef json, unsigned copies) {
+                                       StringRef json, unsigned copies,
+                                       StringRef gemmLibrary) {
   auto mpirun = llvm::sys::findProgramByName("mpirun");
   if (!mpirun)
     return emitError(loc, "--profile runs the model under mpirun, which is "
@@ -183,10 +262,12 @@ static LogicalResult runProfilingStage(Location loc, StringRef exe,
   std::vector<std::string> env;
   for (char **e = environ; *e; ++e)
     if (!StringRef(*e).starts_with("OPENBLAS_NUM_THREADS=") &&
-        !StringRef(*e).starts_with("OMP_NUM_THREADS="))
+        !StringRef(*e).starts_with("OMP_NUM_THREADS=") &&
+        !StringRef(*e).starts_with("PDRT_GEMM_LIBRARY="))
       env.push_back(*e);
   env.push_back("OPENBLAS_NUM_THREADS=1");
   env.push_back("OMP_NUM_THREADS=1");
+  env.push_back(("PDRT_GEMM_LIBRARY=" + gemmLibrary).str());
   struct Copy {
     std::vector<std::string> args;
     std::vector<std::string> env;
@@ -198,7 +279,8 @@ static LogicalResult runProfilingStage(Location loc, StringRef exe,
     Copy &c = running[i];
     // Unbound, so that the copies spread over the cores.
     c.args = {*mpirun, "-np", "1", "--bind-to", "none", "-x",
-              "OPENBLAS_NUM_THREADS", "-x", "OMP_NUM_THREADS"};
+              "OPENBLAS_NUM_THREADS", "-x", "OMP_NUM_THREADS", "-x",
+              "PDRT_GEMM_LIBRARY"};
     if (::getuid() == 0)
       c.args.push_back("--allow-run-as-root");
     for (std::string a : {exe.str(), std::string("--synthetic"),
@@ -245,8 +327,10 @@ static LogicalResult runProfilingStage(Location loc, StringRef exe,
   return success();
 }
 
-/// Per-op seconds per call from a --profile-ops file, by op id.
-static FailureOr<std::map<int64_t, double>> readOpTimesOf(Location loc,
+using OpTime = OpProfiler::OpTime;
+
+/// The ops of a --profile-ops file, by op id.
+static FailureOr<std::map<int64_t, OpTime>> readOpTimesOf(Location loc,
                                                           StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
@@ -258,7 +342,7 @@ static FailureOr<std::map<int64_t, double>> readOpTimesOf(Location loc,
     return emitError(loc, "--profile: unreadable op times in ") << path;
   }
   // {"ranks": [{..., "ops": [...]}]}: the profiling stage runs as one rank.
-  std::map<int64_t, double> times;
+  std::map<int64_t, OpTime> times;
   const llvm::json::Array *ranks =
       json->getAsObject() ? json->getAsObject()->getArray("ranks") : nullptr;
   const llvm::json::Object *rank =
@@ -271,24 +355,34 @@ static FailureOr<std::map<int64_t, double>> readOpTimesOf(Location loc,
     auto id = op->getInteger("id");
     auto total = op->getNumber("seconds");
     auto calls = op->getInteger("calls");
-    if (id && total && calls && *calls > 0)
-      times[*id] = *total / double(*calls);
+    if (!id || !total || !calls || *calls <= 0)
+      continue;
+    OpTime &t = times[*id];
+    t.seconds = *total / double(*calls);
+    if (const llvm::json::Array *gemms = op->getArray("gemms"))
+      for (const llvm::json::Value &g : *gemms)
+        if (std::optional<OpProfiler::GemmShape> shape = readGemmShape(g))
+          t.gemms.push_back(*shape);
   }
   return times;
 }
 
-/// Per-op seconds per call, by op id, averaged over the copies' files
+/// The ops, by op id, their seconds averaged over the copies' files
 /// `json`.0 .. `json`.(copies - 1).
-static FailureOr<std::map<int64_t, double>>
+static FailureOr<std::map<int64_t, OpTime>>
 readOpTimes(Location loc, StringRef json, unsigned copies) {
-  std::map<int64_t, double> mean;
+  std::map<int64_t, OpTime> mean;
   for (unsigned i = 0; i < copies; ++i) {
-    FailureOr<std::map<int64_t, double>> times =
+    FailureOr<std::map<int64_t, OpTime>> times =
         readOpTimesOf(loc, (json + "." + Twine(i)).str());
     if (failed(times))
       return failure();
-    for (auto [id, t] : *times)
-      mean[id] += t / copies;
+    for (auto &[id, t] : *times) {
+      OpTime &m = mean[id];
+      m.seconds += t.seconds / copies;
+      if (m.gemms.empty())
+        m.gemms = std::move(t.gemms);
+    }
   }
   return mean;
 }
@@ -329,31 +423,63 @@ LogicalResult OpProfiler::measure(ModuleOp module, TimingScope &timing) {
   SmallString<128> dir;
   if (llvm::sys::fs::createUniqueDirectory("pdc-profile", dir))
     return emitError(loc, "--profile: cannot create a temporary directory");
-  std::string exe = (dir + "/stage0").str(), json = (dir + "/ops.json").str();
+  std::string exe = (dir + "/stage0").str();
+  std::string oneDnnJson = (dir + "/onednn.json").str(),
+              openBlasJson = (dir + "/openblas.json").str();
+  unsigned copies = profilingCopies();
   LogicalResult ran = success();
   if (failed(emitObjectFile(**lowered, exe + ".o")) ||
       failed(linkStage(loc, exe + ".o", exe)) ||
-      failed(runProfilingStage(loc, exe, json, profilingCopies())))
+      failed(runProfilingStage(loc, exe, oneDnnJson, copies, "onednn")) ||
+      failed(runProfilingStage(loc, exe, openBlasJson, copies, "openblas")))
     ran = failure();
-  FailureOr<std::map<int64_t, double>> times = failure();
-  if (succeeded(ran))
-    times = readOpTimes(loc, json, profilingCopies());
+  FailureOr<std::map<int64_t, OpTime>> oneDnn = failure(), openBlas = failure();
+  if (succeeded(ran)) {
+    oneDnn = readOpTimes(loc, oneDnnJson, copies);
+    if (succeeded(oneDnn))
+      openBlas = readOpTimes(loc, openBlasJson, copies);
+  }
   llvm::sys::fs::remove_directories(dir);
-  if (failed(times))
+  if (failed(oneDnn) || failed(openBlas))
     return failure();
-  // Ops of one signature share the mean of their times.
-  llvm::StringMap<std::pair<double, int64_t>> sums;
-  for (auto [id, t] : *times)
-    if (id >= 0 && id < (int64_t)sigs.size()) {
-      auto &sum = sums[sigs[id]];
-      sum.first += t;
-      ++sum.second;
+  recordTimes(sigs, *oneDnn, *openBlas);
+  return save(loc);
+}
+
+void OpProfiler::recordTimes(ArrayRef<std::string> sigs,
+                             const std::map<int64_t, OpTime> &oneDnn,
+                             const std::map<int64_t, OpTime> &openBlas) {
+  // Ops of one signature share the mean of their times, per library.
+  struct Sum {
+    double oneDnn = 0, openBlas = 0;
+    int64_t ops = 0;
+    std::vector<GemmShape> gemms;
+  };
+  llvm::StringMap<Sum> sums;
+  for (const auto &[id, t] : oneDnn) {
+    auto other = openBlas.find(id);
+    if (id < 0 || id >= (int64_t)sigs.size() || other == openBlas.end())
+      continue;
+    Sum &sum = sums[sigs[id]];
+    sum.oneDnn += t.seconds;
+    sum.openBlas += other->second.seconds;
+    ++sum.ops;
+    for (const GemmShape &g : t.gemms)
+      if (!llvm::is_contained(sum.gemms, g))
+        sum.gemms.push_back(g);
+  }
+  for (auto &entry : sums) {
+    Sum &sum = entry.getValue();
+    double d = sum.oneDnn / sum.ops, b = sum.openBlas / sum.ops;
+    if (sum.gemms.empty()) {
+      seconds[entry.getKey()] = (d + b) / 2;
+    } else {
+      seconds[entry.getKey()] = std::min(d, b);
+      gemms[entry.getKey()] = {std::move(sum.gemms), d, b};
     }
-  for (const auto &entry : sums) {
-    seconds[entry.getKey()] = entry.getValue().first / entry.getValue().second;
     ++measuredNow;
   }
-  return save(loc);
+  gemmsMeasured = true;
 }
 
 LogicalResult OpProfiler::annotate(ModuleOp module, TimingScope &timing) {
@@ -362,10 +488,12 @@ LogicalResult OpProfiler::annotate(ModuleOp module, TimingScope &timing) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
     return success();
+  // A cache from before GEMM libraries were measured is measured again.
   auto missing = [&] {
-    return llvm::any_of(main.getBody().front(), [&](Operation &op) {
-      return isa<CostOpInterface>(op) && !seconds.count(opSignature(&op));
-    });
+    return !gemmsMeasured ||
+           llvm::any_of(main.getBody().front(), [&](Operation &op) {
+             return isa<CostOpInterface>(op) && !seconds.count(opSignature(&op));
+           });
   };
   if (o.profile && missing() && failed(measure(module, timing)))
     return failure();

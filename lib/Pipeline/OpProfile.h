@@ -22,9 +22,13 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/Timing.h"
 #include "pd/Support/CompilerOptions.h"
+#include "pd/Codegen/StageInfo.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <array>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace mlir::pd {
 
@@ -51,14 +55,41 @@ public:
   /// summary.
   std::string describe() const;
 
+  /// The faster library of every pdrt_matmul shape measured for this
+  /// model (its ops' seconds on both, summed per shape), for the stages'
+  /// manifests.
+  std::vector<GemmChoice> gemmLibraries() const;
+
+  /// A pdrt_matmul shape: m, n, k, trans_a, trans_b.
+  using GemmShape = std::array<int64_t, 5>;
+  /// An op that runs GEMMs, timed with each library.
+  struct GemmTimes {
+    std::vector<GemmShape> shapes;
+    double oneDnn = 0, openBlas = 0;
+  };
+  /// One op of a profiling run: seconds per call, the GEMM shapes it ran.
+  struct OpTime {
+    double seconds = 0;
+    std::vector<GemmShape> gemms;
+  };
+
 private:
   LogicalResult measure(ModuleOp module, TimingScope &timing);
+  /// Records the profiling stage's two runs (ops by id, `sigs` their
+  /// signatures).
+  void recordTimes(ArrayRef<std::string> sigs,
+                   const std::map<int64_t, OpTime> &oneDnn,
+                   const std::map<int64_t, OpTime> &openBlas);
   LogicalResult save(Location loc);
 
   const CompilerOptions &o;
   bool active_ = false;
   std::string cpu, cacheFile;
   llvm::StringMap<double> seconds; ///< Signature -> measured seconds.
+  /// Signature -> seconds per call on oneDNN and on OpenBLAS, for the ops
+  /// that run pdrt_matmul; whether the cache has them (older caches not).
+  llvm::StringMap<GemmTimes> gemms;
+  bool gemmsMeasured = false;
   int64_t measuredNow = 0;
 };
 

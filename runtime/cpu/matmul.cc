@@ -1,10 +1,9 @@
 //===- matmul.cc - pdrt_matmul on oneDNN ------------------------------------===//
 //
-// C[m,n] = alpha * op(A) * op(B) + beta * C with one row-major dnnl_sgemm:
-// on the benchmark GPTs' shapes oneDNN's single-thread sgemm is 5-16%
-// faster than OpenBLAS 0.3.21's on AVX-512 (bench/kernels/sgemm_libs.cc);
-// A^T B runs as its transpose or through OpenBLAS where oneDNN's kernel is
-// slow on its shape (sgemm_tn.h).
+// C[m,n] = alpha * op(A) * op(B) + beta * C with one row-major sgemm of
+// oneDNN or OpenBLAS, the one the plan measured faster for the shape
+// (gemm_library.h); on oneDNN, A^T B runs as its transpose where its
+// kernel is slow on the shape (sgemm_tn.h).
 // Attention's batched GEMMs skip the blocks a causal mask zeroes or never
 // reads (pdrt_batch_matmul_strided's triangle; bench/kernels/causal_gemm)
 // and run on libxsmm's small-GEMM kernels where op(B) is small
@@ -17,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cpu/gemm_library.h"
 #include "cpu/sgemm_tn.h"
 #include "cpu/small_gemm.h"
 #include "exec/context.h"
@@ -59,13 +59,18 @@ extern "C" void pdrt_matmul(pdrt_ctx *ctx, const float *a, const float *b,
   }
   int64_t lda = trans_a ? m : k;
   int64_t ldb = trans_b ? k : n;
-  pdrt::TNPath path = trans_a && !trans_b ? pdrt::chooseTNPath(m, n)
-                                           : pdrt::TNPath::Direct;
+  pdrt::GemmShape2D shape{m, n, k, trans_a != 0, trans_b != 0};
+  pdrt::noteProfiledGemm(ctx, shape);
+  if (pdrt::chooseGemmLibrary(ctx, shape) == pdrt::GemmLibrary::OpenBLAS) {
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b,
+                ldb, beta, c, n);
+    return;
+  }
+  bool transposed = trans_a && !trans_b &&
+                    pdrt::chooseTNPath(m, n) == pdrt::TNPath::Transposed;
   bool ok = true;
-  if (path == pdrt::TNPath::OpenBLAS)
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k, alpha, a, lda,
-                b, ldb, beta, c, n);
-  else if (path == pdrt::TNPath::Transposed)
+  if (transposed)
     ok = pdrt::sgemmTNThroughTranspose(m, n, k, alpha, a, lda, b, ldb, beta, c,
                                        n);
   else

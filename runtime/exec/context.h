@@ -45,6 +45,8 @@ struct pdrt_ctx {
   int64_t profileMark = -1;
   std::chrono::steady_clock::time_point profileAt;
   std::map<int64_t, std::pair<double, int64_t>> opTimes;
+  /// The pdrt_matmul shapes each timed op ran (cpu/gemm_library.h).
+  std::map<int64_t, std::vector<pdrt::GemmShape2D>> opGemms;
   bool failed = false;
   std::string error; ///< First error raised by a kernel or service (sticky).
 };

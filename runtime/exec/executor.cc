@@ -395,9 +395,21 @@ Status Executor::writeOpTimes() {
                             rank_, m_.stage, replica_);
   bool first = true;
   for (const auto &[id, entry] : ctx_.opTimes) {
-    mine += format("%s\n    {\"id\": %lld, \"seconds\": %.9g, \"calls\": %lld}",
+    mine += format("%s\n    {\"id\": %lld, \"seconds\": %.9g, \"calls\": %lld",
                    first ? "" : ",", (long long)id, entry.first,
                    (long long)entry.second);
+    auto gemms = ctx_.opGemms.find(id);
+    if (gemms != ctx_.opGemms.end()) {
+      mine += ", \"gemms\": [";
+      for (size_t i = 0; i < gemms->second.size(); ++i) {
+        const GemmShape2D &g = gemms->second[i];
+        mine += format("%s[%lld, %lld, %lld, %d, %d]", i ? ", " : "",
+                       (long long)g.m, (long long)g.n, (long long)g.k,
+                       (int)g.transA, (int)g.transB);
+      }
+      mine += "]";
+    }
+    mine += "}";
     first = false;
   }
   mine += format("],\n    \"update\": {\"seconds\": %.9g, \"calls\": %lld}}",
@@ -505,6 +517,7 @@ Status Executor::run() {
       // Op timing leaves out the first step (caches, first-touch pages).
       if (a.index == 0 && opts_.steps > 1) {
         ctx_.opTimes.clear();
+        ctx_.opGemms.clear();
         updateSeconds_ = 0;
         updates_ = 0;
       }

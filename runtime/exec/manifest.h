@@ -12,7 +12,9 @@
 #include "status.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace pdrt {
@@ -64,6 +66,20 @@ struct ChannelInfo {
   bool isSend = false, isForward = false;
 };
 
+/// The library that runs a pdrt_matmul (runtime/cpu/gemm_library.h).
+enum class GemmLibrary { OneDNN, OpenBLAS };
+
+/// A pdrt_matmul's shape: C is m x n, the inner dimension k, A and B
+/// transposed or not.
+struct GemmShape2D {
+  int64_t m = 0, n = 0, k = 0;
+  bool transA = false, transB = false;
+  bool operator<(const GemmShape2D &o) const {
+    return std::tie(m, n, k, transA, transB) <
+           std::tie(o.m, o.n, o.k, o.transA, o.transB);
+  }
+};
+
 /// Region sizes in bytes and the arena offsets they imply: [weights x
 /// versions][grads][optimizer][state][stash_slot x slots][workspace][comm].
 struct Regions {
@@ -94,6 +110,9 @@ struct Manifest {
   std::vector<InputInfo> inputs;
   std::vector<ChannelInfo> channels;
   bool loss = false;
+  /// The GEMM library pdc --profile measured fastest for each pdrt_matmul
+  /// shape of the plan on the compiling machine ("gemm_libraries").
+  std::map<GemmShape2D, GemmLibrary> gemmLibraries;
 
   const ChannelInfo *findChannel(int64_t id) const;
   const InputInfo *findInput(int64_t index) const;

@@ -49,6 +49,14 @@ struct StageChannel {
   bool send = false, forward = true;
 };
 
+/// The GEMM library measured faster for one pdrt_matmul shape (pdc
+/// --profile; runtime/cpu/gemm_library.h).
+struct GemmChoice {
+  int64_t m = 0, n = 0, k = 0;
+  bool transA = false, transB = false;
+  bool openBlas = false; ///< Else oneDNN.
+};
+
 struct StageInfo {
   int64_t stage = 0;
   StageRegions regions;
@@ -63,6 +71,8 @@ struct StageInfo {
   /// FLOPs of the dense products that causal GEMMs skip (their
   /// `triangle`), forward and backward: dense work = the sum of all three.
   int64_t skippedFlops = 0;
+  /// The manifest's gemm_libraries (all the model's measured shapes).
+  std::vector<GemmChoice> gemmLibraries;
 };
 
 /// Reads stage `stage` of a module that went through pd-allocate-buffers.

@@ -110,7 +110,11 @@ const char *kManifest = R"({
               "classes": 5}],
   "channels": [{"id": 0, "peer": 1, "direction": "send", "phase": "forward",
                 "bytes": 256}],
-  "loss": false
+  "loss": false,
+  "gemm_libraries": [{"m": 16, "n": 8, "k": 4, "trans_a": true,
+                      "trans_b": false, "library": "openblas"},
+                     {"m": 2, "n": 16, "k": 8, "trans_a": false,
+                      "trans_b": true, "library": "onednn"}]
 })";
 
 TEST(Manifest, ParsesDocumentedExample) {
@@ -125,6 +129,9 @@ TEST(Manifest, ParsesDocumentedExample) {
   EXPECT_EQ(m.regions.total(), 2048 + 1024 + 2048 + 1024 + 4096 + 256);
   EXPECT_EQ(m.regions.stashOffset(), 2048 + 1024 + 2048);
   EXPECT_TRUE(m.channels[0].isSend && m.channels[0].isForward);
+  ASSERT_EQ(m.gemmLibraries.size(), 2u);
+  EXPECT_EQ(m.gemmLibraries.at({16, 8, 4, true, false}), GemmLibrary::OpenBLAS);
+  EXPECT_EQ(m.gemmLibraries.at({2, 16, 8, false, true}), GemmLibrary::OneDNN);
 }
 
 std::string manifestError(const std::string &pointer, const nlohmann::json &value,
@@ -169,6 +176,15 @@ TEST(Manifest, Errors) {
   EXPECT_EQ(manifestError("/inputs/0/shape", nlohmann::json::array({4, 3})),
             "manifest: input 'x' must have the microbatch (2) as its first dim");
   EXPECT_EQ(manifestError("/microbatch", "two"), "manifest: key 'microbatch' has the wrong type");
+  EXPECT_EQ(manifestError("/gemm_libraries/0/library", "mkl"),
+            "manifest: gemm_libraries[0].library must be onednn or openblas, "
+            "not 'mkl'");
+  EXPECT_EQ(manifestError("/gemm_libraries/1/k", nullptr, false),
+            "manifest: key 'gemm_libraries[1].k' has the wrong type");
+  EXPECT_EQ(manifestError("/gemm_libraries/1/m", 0),
+            "manifest: gemm_libraries[1] has a bad shape");
+  EXPECT_EQ(manifestError("/gemm_libraries", "all"),
+            "manifest: 'gemm_libraries' must be an array");
   EXPECT_EQ(manifestStageHint(kManifest), 0);
 }
 

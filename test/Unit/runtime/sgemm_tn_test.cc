@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/sgemm_tn.h"
+#include "exec/context.h"
 #include "pdrt/pdrt.h"
 
 #include "random_data.h"
@@ -66,11 +67,18 @@ TEST(SgemmTN, PathFollowsTheMeasuredShapes) {
 
 /// pdrt_matmul's A^T B of m x n x k on random operands against double, for
 /// each beta (NaN in C ignored at beta 0), after checking which path the
-/// shape takes.
+/// shape takes; the plan's manifest puts the shape on OpenBLAS for that
+/// path, else on oneDNN (whose default may be OpenBLAS on this CPU).
 void expectMatmulTN(int64_t m, int64_t n, int64_t k, float alpha,
                     std::initializer_list<float> betas, pdrt::TNPath path,
                     unsigned seed) {
   ASSERT_EQ(pdrt::chooseTNPath(m, n), path);
+  pdrt::Manifest manifest;
+  manifest.gemmLibraries[{m, n, k, true, false}] =
+      path == pdrt::TNPath::OpenBLAS ? pdrt::GemmLibrary::OpenBLAS
+                                     : pdrt::GemmLibrary::OneDNN;
+  pdrt_ctx ctx;
+  ctx.manifest = &manifest;
   std::vector<float> a = randomVector(m * k, seed),
                      b = randomVector(k * n, seed + 1),
                      c0 = randomVector(m * n, seed + 2);
@@ -78,8 +86,9 @@ void expectMatmulTN(int64_t m, int64_t n, int64_t k, float alpha,
     std::vector<float> c = c0;
     if (beta == 0.0f)
       c.assign(m * n, std::numeric_limits<float>::quiet_NaN());
-    pdrt_matmul(nullptr, a.data(), b.data(), c.data(), m, n, k, 1, 0, alpha,
+    pdrt_matmul(&ctx, a.data(), b.data(), c.data(), m, n, k, 1, 0, alpha,
                 beta);
+    ASSERT_FALSE(ctx.failed) << ctx.error;
     expectClose(c, reference(a, b, c0, m, n, k, alpha, beta),
                 ("beta " + std::to_string(beta)).c_str());
   }

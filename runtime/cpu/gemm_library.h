@@ -1,0 +1,53 @@
+//===- gemm_library.h - Which library runs a pdrt_matmul --------*- C++ -*-===//
+//
+// pdrt_matmul runs on oneDNN's sgemm or OpenBLAS's, per shape. Which one is
+// faster depends on the machine more than on the shape: on an Ice Lake
+// Xeon (AVX-512) oneDNN was 5-16% faster on the benchmark GPTs' GEMMs and
+// OpenBLAS only on a few weight gradients (sgemm_tn.h); on a Zen 3 EPYC
+// (AVX2) oneDNN ran every weight gradient (A^T B) at half OpenBLAS's rate
+// and OpenBLAS the forward products 5% slower or 12% faster
+// (bench/kernels/run.sh sgemm_libs). So the choice is measured: pdc
+// --profile times every GEMM of the model on both libraries on the
+// compiling machine and the plan's manifest carries the faster one per
+// shape ("gemm_libraries"). Shapes it does not list (no profile, or a
+// GEMM the planner split) take the default below; PDRT_GEMM_LIBRARY=onednn
+// or openblas puts every pdrt_matmul of the process on one library (pdc
+// --profile's two timing runs).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PDRT_CPU_GEMM_LIBRARY_H
+#define PDRT_CPU_GEMM_LIBRARY_H
+
+#include "exec/manifest.h"
+
+#include <optional>
+#include <string_view>
+
+struct pdrt_ctx;
+
+namespace pdrt {
+
+/// The library named "onednn" or "openblas" (the manifest's and
+/// PDRT_GEMM_LIBRARY's spelling), none for another name.
+std::optional<GemmLibrary> gemmLibraryNamed(std::string_view name);
+
+/// PDRT_GEMM_LIBRARY's library, if it names one (read once; another value
+/// is reported once on stderr and ignored).
+std::optional<GemmLibrary> forcedGemmLibrary();
+
+/// Without a measurement: A^T B on OpenBLAS where oneDNN's kernels are
+/// slow for it (no AVX-512, or sgemm_tn.h's aliasing shapes), else oneDNN.
+GemmLibrary defaultGemmLibrary(const GemmShape2D &shape);
+
+/// The library of one pdrt_matmul: PDRT_GEMM_LIBRARY, else the plan's
+/// measured choice for the shape, else the default.
+GemmLibrary chooseGemmLibrary(const pdrt_ctx *ctx, const GemmShape2D &shape);
+
+/// Under run --profile-ops, records that the op being timed ran a GEMM of
+/// `shape` (the op's entry in the --profile-ops file lists them).
+void noteProfiledGemm(pdrt_ctx *ctx, const GemmShape2D &shape);
+
+} // namespace pdrt
+
+#endif // PDRT_CPU_GEMM_LIBRARY_H
