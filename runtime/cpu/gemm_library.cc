@@ -44,9 +44,10 @@ static bool cpuHasAvx512() {
 }
 
 GemmLibrary defaultGemmLibrary(const GemmShape2D &shape) {
-  if (!shape.transA || shape.transB)
-    return GemmLibrary::OneDNN;
-  if (!cpuHasAvx512() || chooseTNPath(shape.m, shape.n) == TNPath::OpenBLAS)
+  if (!cpuHasAvx512())
+    return GemmLibrary::OpenBLAS;
+  if (shape.transA && !shape.transB &&
+      chooseTNPath(shape.m, shape.n) == TNPath::OpenBLAS)
     return GemmLibrary::OpenBLAS;
   return GemmLibrary::OneDNN;
 }

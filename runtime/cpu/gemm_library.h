@@ -5,8 +5,10 @@
 // Xeon (AVX-512) oneDNN was 5-16% faster on the benchmark GPTs' GEMMs and
 // OpenBLAS only on a few weight gradients (sgemm_tn.h); on a Zen 3 EPYC
 // (AVX2) oneDNN ran every weight gradient (A^T B) at half OpenBLAS's rate
-// and OpenBLAS the forward products 5% slower or 12% faster
-// (bench/kernels/run.sh sgemm_libs). So the choice is measured: pdc
+// and OpenBLAS the forward products 5% slower or 12% faster alone
+// (bench/kernels/run.sh sgemm_libs), while in place, one process per core,
+// OpenBLAS ran every GEMM of the small GPT 1.46-2.52x faster (pdc
+// --profile's two runs). So the choice is measured: pdc
 // --profile times every GEMM of the model on both libraries on the
 // compiling machine and the plan's manifest carries the faster one per
 // shape ("gemm_libraries"). Shapes it does not list (no profile, or a
@@ -36,8 +38,8 @@ std::optional<GemmLibrary> gemmLibraryNamed(std::string_view name);
 /// is reported once on stderr and ignored).
 std::optional<GemmLibrary> forcedGemmLibrary();
 
-/// Without a measurement: A^T B on OpenBLAS where oneDNN's kernels are
-/// slow for it (no AVX-512, or sgemm_tn.h's aliasing shapes), else oneDNN.
+/// Without a measurement: OpenBLAS on a CPU without AVX-512 (the Zen 3
+/// above), and for sgemm_tn.h's aliasing A^T B shapes; else oneDNN.
 GemmLibrary defaultGemmLibrary(const GemmShape2D &shape);
 
 /// The library of one pdrt_matmul: PDRT_GEMM_LIBRARY, else the plan's
