@@ -152,7 +152,6 @@ OpProfiler::OpProfiler(const CompilerOptions &o) : o(o), cpu(cpuKey()) {
     const llvm::json::Object *gemmOps =
         json && json->getAsObject() ? json->getAsObject()->getObject("gemms")
                                     : nullptr;
-    gemmsMeasured = gemmOps != nullptr;
     if (gemmOps)
       for (const auto &[sig, value] : *gemmOps)
         if (std::optional<GemmTimes> t = readGemmTimes(value))
@@ -393,12 +392,14 @@ LogicalResult OpProfiler::measure(ModuleOp module, TimingScope &timing) {
   OwningOpRef<ModuleOp> stage = module.clone();
   auto main = stage->lookupSymbol<func::FuncOp>("main");
   std::vector<std::string> sigs;
+  std::vector<bool> matmuls;
   PDDialect::ProfileIdAttrHelper ids(module.getContext());
   for (Operation &op : main.getBody().front().without_terminator()) {
     if (isa<CostOpInterface>(op))
       ids.setAttr(&op, IntegerAttr::get(IntegerType::get(op.getContext(), 64),
                                         (int64_t)sigs.size()));
     sigs.push_back(opSignature(&op));
+    matmuls.push_back(isa<MatMulOp>(op));
   }
   CompilerOptions p = o;
   // The module's own microbatch size (the search measures several).
@@ -442,17 +443,19 @@ LogicalResult OpProfiler::measure(ModuleOp module, TimingScope &timing) {
   llvm::sys::fs::remove_directories(dir);
   if (failed(oneDnn) || failed(openBlas))
     return failure();
-  recordTimes(sigs, *oneDnn, *openBlas);
+  recordTimes(sigs, matmuls, *oneDnn, *openBlas);
   return save(loc);
 }
 
 void OpProfiler::recordTimes(ArrayRef<std::string> sigs,
+                             const std::vector<bool> &matmuls,
                              const std::map<int64_t, OpTime> &oneDnn,
                              const std::map<int64_t, OpTime> &openBlas) {
   // Ops of one signature share the mean of their times, per library.
   struct Sum {
     double oneDnn = 0, openBlas = 0;
     int64_t ops = 0;
+    bool matmul = false;
     std::vector<GemmShape> gemms;
   };
   llvm::StringMap<Sum> sums;
@@ -464,6 +467,7 @@ void OpProfiler::recordTimes(ArrayRef<std::string> sigs,
     sum.oneDnn += t.seconds;
     sum.openBlas += other->second.seconds;
     ++sum.ops;
+    sum.matmul = matmuls[id];
     for (const GemmShape &g : t.gemms)
       if (!llvm::is_contained(sum.gemms, g))
         sum.gemms.push_back(g);
@@ -471,15 +475,13 @@ void OpProfiler::recordTimes(ArrayRef<std::string> sigs,
   for (auto &entry : sums) {
     Sum &sum = entry.getValue();
     double d = sum.oneDnn / sum.ops, b = sum.openBlas / sum.ops;
-    if (sum.gemms.empty()) {
-      seconds[entry.getKey()] = (d + b) / 2;
-    } else {
-      seconds[entry.getKey()] = std::min(d, b);
+    // A matmul that ran no GEMM (an empty product) is recorded too, so
+    // that it is not measured again.
+    seconds[entry.getKey()] = sum.gemms.empty() ? (d + b) / 2 : std::min(d, b);
+    if (sum.matmul || !sum.gemms.empty())
       gemms[entry.getKey()] = {std::move(sum.gemms), d, b};
-    }
     ++measuredNow;
   }
-  gemmsMeasured = true;
 }
 
 LogicalResult OpProfiler::annotate(ModuleOp module, TimingScope &timing) {
@@ -488,12 +490,15 @@ LogicalResult OpProfiler::annotate(ModuleOp module, TimingScope &timing) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
     return success();
-  // A cache from before GEMM libraries were measured is measured again.
+  // A matmul without both libraries' times (a cache from before they
+  // were measured) is measured again.
   auto missing = [&] {
-    return !gemmsMeasured ||
-           llvm::any_of(main.getBody().front(), [&](Operation &op) {
-             return isa<CostOpInterface>(op) && !seconds.count(opSignature(&op));
-           });
+    return llvm::any_of(main.getBody().front(), [&](Operation &op) {
+      if (!isa<CostOpInterface>(op))
+        return false;
+      std::string sig = opSignature(&op);
+      return !seconds.count(sig) || (isa<MatMulOp>(op) && !gemms.count(sig));
+    });
   };
   if (o.profile && missing() && failed(measure(module, timing)))
     return failure();

@@ -76,8 +76,8 @@ public:
 private:
   LogicalResult measure(ModuleOp module, TimingScope &timing);
   /// Records the profiling stage's two runs (ops by id, `sigs` their
-  /// signatures).
-  void recordTimes(ArrayRef<std::string> sigs,
+  /// signatures, `matmuls` whether each is a pd.matmul).
+  void recordTimes(ArrayRef<std::string> sigs, const std::vector<bool> &matmuls,
                    const std::map<int64_t, OpTime> &oneDnn,
                    const std::map<int64_t, OpTime> &openBlas);
   LogicalResult save(Location loc);
@@ -87,9 +87,8 @@ private:
   std::string cpu, cacheFile;
   llvm::StringMap<double> seconds; ///< Signature -> measured seconds.
   /// Signature -> seconds per call on oneDNN and on OpenBLAS, for the ops
-  /// that run pdrt_matmul; whether the cache has them (older caches not).
+  /// that run pdrt_matmul (older caches have none).
   llvm::StringMap<GemmTimes> gemms;
-  bool gemmsMeasured = false;
   int64_t measuredNow = 0;
 };
 
