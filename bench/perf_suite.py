@@ -458,10 +458,27 @@ def compile_plan(args, model, d, schedule, plan, *extra):
                  *extra], child_env(args), args.timeout)
 
 
+def plan_gemm_libraries(plan):
+    """How many of the plan's GEMM shapes pdc --profile put on each library
+    (plan.json gemm_libraries: [m, n, k, trans_a, trans_b, library]);
+    empty without a profile (the runtime's default then)."""
+    with open(os.path.join(plan, "plan.json")) as f:
+        gemms = json.load(f).get("gemm_libraries", [])
+    return {lib: sum(1 for g in gemms if g[5] == lib) for lib in ("onednn", "openblas")
+            if any(g[5] == lib for g in gemms)}
+
+
+def core_has_avx512(gemm):
+    """Whether oneDNN runs AVX-512 here (pdrt's default GEMM library then;
+    OpenBLAS without it)."""
+    return "avx-512" in gemm.get("kernels", "").lower()
+
+
 def pdc_blas(args, stages, watcher):
-    """The BLAS of a pdc plan's ranks: the GEMM library they mapped (oneDNN's
-    sgemm runs pdrt_matmul; its version and ISA asked of the mapped file)
-    and the OpenBLAS kernel family stage0 reports in the same environment."""
+    """The BLAS of a pdc plan's ranks: the libraries they mapped (oneDNN's
+    version and ISA asked of the mapped file, the OpenBLAS kernel family
+    stage0 reports in the same environment) and how many GEMM shapes the
+    plan put on each (pdc --profile measures both per shape)."""
     env = child_env(args)
     core = run_process([stages[0], "--blas-core"], env, 60).strip()
     mapped = sorted({p for libs in watcher.mapped.values() for p in libs})
@@ -475,11 +492,21 @@ def pdc_blas(args, stages, watcher):
             gemm = perf_proc.onednn_report(dnnl)
         except OSError as e:
             gemm = {"version": "?", "kernels": f"not asked: {e}", "source": dnnl}
-    summary = (f"oneDNN {gemm['version']} {gemm['kernels']} (GEMM); {openblas}"
-               if gemm else openblas)
-    return {"library": "oneDNN" if gemm else "OpenBLAS",
-            "version": gemm["version"] if gemm else version,
-            "kernels": gemm["kernels"] if gemm else core,
+    shapes = plan_gemm_libraries(os.path.dirname(stages[0]))
+    onednn = f"oneDNN {gemm['version']} {gemm['kernels']}" if gemm else None
+    if shapes:
+        parts = [f"{name} ({shapes[key]} measured GEMM shapes)" if key in shapes else name
+                 for key, name in (("openblas", openblas), ("onednn", onednn)) if name]
+        summary = "; ".join(parts)
+    else:
+        summary = (f"{onednn} (GEMM); {openblas}" if onednn else openblas) + \
+            " (no measured choice: pdrt's default per CPU)"
+    # The library that runs most of the plan's GEMM shapes.
+    on_dnn = gemm and shapes.get("onednn", 0) >= shapes.get("openblas", 0) and \
+        (shapes or core_has_avx512(gemm))
+    return {"library": "oneDNN" if on_dnn else "OpenBLAS", "gemm_shapes": shapes,
+            "version": gemm["version"] if on_dnn else version,
+            "kernels": gemm["kernels"] if on_dnn else core,
             "openblas": openblas, "threads": int(env["OPENBLAS_NUM_THREADS"]),
             "mapped": mapped, "rank_threads": watcher.threads,
             "summary": summary,

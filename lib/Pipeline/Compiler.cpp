@@ -184,6 +184,13 @@ static FailureOr<PlanDocuments> describePlan(ModuleOp module,
         llvm::json::Object{{"times", o.calibrationTimes},
                            {"stage_time_scale",
                             llvm::json::Array(o.stageTimeScale)}});
+  if (std::vector<GemmChoice> gemms = profiler.gemmLibraries(); !gemms.empty()) {
+    llvm::json::Array list;
+    for (const GemmChoice &g : gemms)
+      list.push_back(llvm::json::Array{g.m, g.n, g.k, g.transA, g.transB,
+                                       g.openBlas ? "openblas" : "onednn"});
+    fields.try_emplace("gemm_libraries", std::move(list));
+  }
   fields.try_emplace("costs", profiler.active()
                                   ? profiler.describe()
                                   : "roofline of " + prediction->spec.name);

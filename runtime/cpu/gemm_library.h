@@ -6,9 +6,11 @@
 // OpenBLAS only on a few weight gradients (sgemm_tn.h); on a Zen 3 EPYC
 // (AVX2) oneDNN ran every weight gradient (A^T B) at half OpenBLAS's rate
 // and OpenBLAS the forward products 5% slower or 12% faster alone
-// (bench/kernels/run.sh sgemm_libs), while in place, one process per core,
-// OpenBLAS ran every GEMM of the small GPT 1.46-2.52x faster (pdc
-// --profile's two runs). So the choice is measured: pdc
+// (bench/kernels/run.sh sgemm_libs); in place, one process per core
+// (pdc --profile's two runs), the weight gradients ran 1.95-2.35x faster
+// on OpenBLAS and the other products within 8% either way, oneDNN ahead
+// on the widest; on a GPT with n_embd 64 oneDNN won 14 of its 15 shapes
+// on the same machine. So the choice is measured: pdc
 // --profile times every GEMM of the model on both libraries on the
 // compiling machine and the plan's manifest carries the faster one per
 // shape ("gemm_libraries"). Shapes it does not list (no profile, or a

@@ -1,4 +1,4 @@
-//===- matmul.cc - pdrt_matmul on oneDNN ------------------------------------===//
+//===- matmul.cc - pdrt_matmul on oneDNN or OpenBLAS ----------------------===//
 //
 // C[m,n] = alpha * op(A) * op(B) + beta * C with one row-major sgemm of
 // oneDNN or OpenBLAS, the one the plan measured faster for the shape

@@ -258,37 +258,28 @@ Status parseChannel(const json &j, size_t i, const Manifest &m, ChannelInfo *c) 
   return Status::ok();
 }
 
-/// "gemm_libraries": [{"m", "n", "k", "trans_a", "trans_b", "library":
-/// "onednn" | "openblas"}, ...].
-Status parseGemmLibraries(const json &j, Manifest *m) {
-  auto it = j.find("gemm_libraries");
-  if (it == j.end())
-    return Status::ok();
-  if (!it->is_array())
-    return Status::error("manifest: 'gemm_libraries' must be an array");
-  for (size_t i = 0; i < it->size(); ++i) {
-    const json &e = (*it)[i];
-    std::string w = format("gemm_libraries[%zu].", i), library;
-    if (!e.is_object())
-      return Status::error(format("manifest: gemm_libraries[%zu] must be an "
-                                  "object", i));
-    GemmShape2D shape;
-    PDRT_RETURN_IF_ERROR(get(e, "m", w, &shape.m));
-    PDRT_RETURN_IF_ERROR(get(e, "n", w, &shape.n));
-    PDRT_RETURN_IF_ERROR(get(e, "k", w, &shape.k));
-    PDRT_RETURN_IF_ERROR(get(e, "trans_a", w, &shape.transA));
-    PDRT_RETURN_IF_ERROR(get(e, "trans_b", w, &shape.transB));
-    PDRT_RETURN_IF_ERROR(get(e, "library", w, &library));
-    if (library != "onednn" && library != "openblas")
-      return Status::error(format("manifest: %slibrary must be onednn or "
-                                  "openblas, not '%s'", w.c_str(),
-                                  library.c_str()));
-    if (shape.m < 1 || shape.n < 1 || shape.k < 0)
-      return Status::error(format("manifest: gemm_libraries[%zu] has a bad "
-                                  "shape", i));
-    m->gemmLibraries[shape] =
-        library == "openblas" ? GemmLibrary::OpenBLAS : GemmLibrary::OneDNN;
-  }
+/// A GEMM shape and its library: one element of "gemm_libraries".
+using GemmEntry = std::pair<GemmShape2D, GemmLibrary>;
+
+/// {"m", "n", "k", "trans_a", "trans_b", "library": "onednn" | "openblas"}.
+Status parseGemm(const json &j, size_t i, const Manifest &, GemmEntry *out) {
+  std::string w = format("gemm_libraries[%zu].", i), library;
+  GemmShape2D &shape = out->first;
+  PDRT_RETURN_IF_ERROR(get(j, "m", w, &shape.m));
+  PDRT_RETURN_IF_ERROR(get(j, "n", w, &shape.n));
+  PDRT_RETURN_IF_ERROR(get(j, "k", w, &shape.k));
+  PDRT_RETURN_IF_ERROR(get(j, "trans_a", w, &shape.transA));
+  PDRT_RETURN_IF_ERROR(get(j, "trans_b", w, &shape.transB));
+  PDRT_RETURN_IF_ERROR(get(j, "library", w, &library));
+  if (library != "onednn" && library != "openblas")
+    return Status::error(format("manifest: %slibrary must be onednn or "
+                                "openblas, not '%s'", w.c_str(),
+                                library.c_str()));
+  if (shape.m < 1 || shape.n < 1 || shape.k < 0)
+    return Status::error(format("manifest: gemm_libraries[%zu] has a bad "
+                                "shape", i));
+  out->second =
+      library == "openblas" ? GemmLibrary::OpenBLAS : GemmLibrary::OneDNN;
   return Status::ok();
 }
 
@@ -365,7 +356,9 @@ Status parseManifest(const std::string &text, Manifest *m) {
   PDRT_RETURN_IF_ERROR(parseArray(j, "state", *m, &m->state, parseState));
   PDRT_RETURN_IF_ERROR(parseArray(j, "inputs", *m, &m->inputs, parseInput));
   PDRT_RETURN_IF_ERROR(parseArray(j, "channels", *m, &m->channels, parseChannel));
-  PDRT_RETURN_IF_ERROR(parseGemmLibraries(j, m));
+  std::vector<GemmEntry> gemms;
+  PDRT_RETURN_IF_ERROR(parseArray(j, "gemm_libraries", *m, &gemms, parseGemm));
+  m->gemmLibraries.insert(gemms.begin(), gemms.end());
   for (size_t a = 0; a < m->channels.size(); ++a)
     for (size_t b = a + 1; b < m->channels.size(); ++b)
       if (m->channels[a].id == m->channels[b].id)
