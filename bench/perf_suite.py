@@ -494,16 +494,17 @@ def pdc_blas(args, stages, watcher):
             gemm = {"version": "?", "kernels": f"not asked: {e}", "source": dnnl}
     shapes = plan_gemm_libraries(os.path.dirname(stages[0]))
     onednn = f"oneDNN {gemm['version']} {gemm['kernels']}" if gemm else None
+    # The library that runs most of the plan's GEMM shapes (without a
+    # measured choice, pdrt's default: oneDNN only with AVX-512).
     if shapes:
+        on_dnn = bool(gemm) and shapes.get("onednn", 0) >= shapes.get("openblas", 0)
         parts = [f"{name} ({shapes[key]} measured GEMM shapes)" if key in shapes else name
                  for key, name in (("openblas", openblas), ("onednn", onednn)) if name]
         summary = "; ".join(parts)
     else:
-        summary = (f"{onednn} (GEMM); {openblas}" if onednn else openblas) + \
-            " (no measured choice: pdrt's default per CPU)"
-    # The library that runs most of the plan's GEMM shapes.
-    on_dnn = gemm and shapes.get("onednn", 0) >= shapes.get("openblas", 0) and \
-        (shapes or core_has_avx512(gemm))
+        on_dnn = bool(gemm) and core_has_avx512(gemm)
+        first, second = (onednn, openblas) if on_dnn else (openblas, onednn)
+        summary = "; ".join([f"{first} (GEMM, pdrt's default)"] + ([second] if second else []))
     return {"library": "oneDNN" if on_dnn else "OpenBLAS", "gemm_shapes": shapes,
             "version": gemm["version"] if on_dnn else version,
             "kernels": gemm["kernels"] if on_dnn else core,
