@@ -1,8 +1,9 @@
 // Micro-benchmark: single-thread sgemm of OpenBLAS (cblas_sgemm) against
 // oneDNN (dnnl_sgemm) on the GEMM shapes of the benchmark GPTs (b*T rows),
 // forward and both gradients, row-major as pdrt_matmul calls them, and
-// pdrt_matmul itself (oneDNN, with A^T B of a wide A run as its transpose:
-// runtime/cpu/sgemm_tn.h).
+// pdrt_matmul itself without a plan, that is on its default library for
+// this CPU (runtime/cpu/gemm_library.h: oneDNN with AVX-512, A^T B of a
+// wide A run as its transpose, runtime/cpu/sgemm_tn.h; OpenBLAS without).
 // Build and run: bench/kernels/run.sh sgemm_libs [rows hidden vocab seq head_dim]
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>

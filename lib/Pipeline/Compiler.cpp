@@ -155,11 +155,12 @@ static FailureOr<PlanDocuments> describePlan(ModuleOp module,
                                              const OpProfiler &profiler) {
   checkModel(module, search, o);
   PlanDocuments docs;
+  std::vector<GemmChoice> gemms = profiler.gemmLibraries();
   for (int64_t s = 0; s < o.stages; ++s) {
     auto info = collectStageInfo(module, s);
     if (failed(info))
       return failure();
-    info->gemmLibraries = profiler.gemmLibraries();
+    info->gemmLibraries = gemms;
     docs.stages.push_back(*info);
   }
   if (failed(checkMemory(module, docs.stages, o)))
@@ -184,7 +185,7 @@ static FailureOr<PlanDocuments> describePlan(ModuleOp module,
         llvm::json::Object{{"times", o.calibrationTimes},
                            {"stage_time_scale",
                             llvm::json::Array(o.stageTimeScale)}});
-  if (std::vector<GemmChoice> gemms = profiler.gemmLibraries(); !gemms.empty()) {
+  if (!gemms.empty()) {
     llvm::json::Array list;
     for (const GemmChoice &g : gemms)
       list.push_back(llvm::json::Array{g.m, g.n, g.k, g.transA, g.transB,

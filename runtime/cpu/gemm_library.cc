@@ -6,6 +6,7 @@
 
 #include "cpu/gemm_library.h"
 #include "cpu/sgemm_tn.h"
+#include "cpu/vmath.h"
 #include "exec/context.h"
 
 #include <algorithm>
@@ -38,13 +39,9 @@ std::optional<GemmLibrary> forcedGemmLibrary() {
   return forced;
 }
 
-static bool cpuHasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
-
 GemmLibrary defaultGemmLibrary(const GemmShape2D &shape) {
-  if (!cpuHasAvx512())
+  static const bool avx512 = vmath::cpuHasAvx512();
+  if (!avx512)
     return GemmLibrary::OpenBLAS;
   if (shape.transA && !shape.transB &&
       chooseTNPath(shape.m, shape.n) == TNPath::OpenBLAS)

@@ -18,11 +18,12 @@
 
 namespace pdrt::vmath {
 
-namespace {
 bool cpuHasAvx512() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
 }
+
+namespace {
 bool avx512Enabled = cpuHasAvx512();
 } // namespace
 

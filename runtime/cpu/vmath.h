@@ -62,6 +62,9 @@ inline double combineLanes(double *lanes) {
 /// same bits.
 double dot(const float *a, const float *b, int64_t n);
 
+/// Whether the CPU has AVX-512F and DQ (whatever useAvx512 says).
+bool cpuHasAvx512();
+
 /// Whether the AVX-512 kernels run: the CPU has AVX-512F and DQ, checked
 /// once at start-up, unless useAvx512(false) turned them off.
 bool hasAvx512();

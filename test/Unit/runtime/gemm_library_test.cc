@@ -9,6 +9,7 @@
 
 #include "cpu/gemm_library.h"
 #include "cpu/sgemm_tn.h"
+#include "cpu/vmath.h"
 #include "exec/context.h"
 #include "pdrt/pdrt.h"
 
@@ -45,8 +46,8 @@ TEST(GemmLibrary, Names) {
 }
 
 TEST(GemmLibrary, DefaultIsOneDNNOnlyWithAvx512) {
-  GemmLibrary fast = __builtin_cpu_supports("avx512f") ? GemmLibrary::OneDNN
-                                                       : GemmLibrary::OpenBLAS;
+  GemmLibrary fast = pdrt::vmath::cpuHasAvx512() ? GemmLibrary::OneDNN
+                                                  : GemmLibrary::OpenBLAS;
   EXPECT_EQ(pdrt::defaultGemmLibrary({1024, 256, 256, false, false}), fast);
   EXPECT_EQ(pdrt::defaultGemmLibrary({1024, 256, 256, true, true}), fast);
   // The MLP's weight gradient: oneDNN through its transpose with AVX-512.
