@@ -1,17 +1,20 @@
 // Micro-benchmark: which GELU kernel pdrt runs on the CPU. GELU and its
 // gradient over the small benchmark GPT's MLP activation (8 x 128 x 1024
 // floats), single thread, warm caches, ns per element, erf and tanh forms:
-//   pdrt avx2     the AVX2 kernels (A&S erfc around SLEEF's 8-lane exp, or
-//                 SLEEF's tanh), staged a chunk at a time
+//   pdrt avx2     what pdrt runs without AVX-512: 8 lanes in registers,
+//                 an inlined exp (gelu_avx2.cc)
 //   pdrt avx512   what pdrt runs on AVX-512 CPUs: one Eigen expression per
 //                 kernel (gelu_avx512.cc)
 //   onednn        oneDNN's eltwise primitive (gelu_erf / gelu_tanh), created
 //                 once, forward_training and backward
 // Build and run: bench/kernels/run.sh gelu_kernels
-// On the AMD EPYC (Zen 4) development machine, 2026-11-25 (forward /
-// backward, ns per element): erf: avx2 0.93 / 1.05, avx512 0.31 / 0.61,
-// onednn 0.60 / 0.81; tanh: avx2 2.40 / 2.45, avx512 0.42 / 0.68, onednn
-// 0.80 / 1.03.
+// On an AMD EPYC Zen 4 (2026-11-25, forward / backward, ns per element):
+// erf: avx512 0.31 / 0.61, onednn 0.60 / 0.81; tanh: avx512 0.42 / 0.68,
+// onednn 0.80 / 1.03; the staged AVX2 kernels before gelu_avx2.cc 0.93 /
+// 1.05 (erf) and 2.40 / 2.45 (tanh). On an AMD EPYC Zen 3 (AVX2 only,
+// 2026-11-27): erf: avx2 0.96 / 1.05 (the staged kernels 1.94 / 2.05),
+// onednn 0.92-1.14 / 1.16-1.63; tanh: avx2 0.90 / 1.35 (staged 3.63 /
+// 3.54), onednn 4.08-5.19 / 4.50-5.58.
 #include <dnnl.hpp>
 
 #include "bench_timing.h"

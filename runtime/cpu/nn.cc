@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "exec/context.h"
+#include "gelu_avx2.h"
 #include "gelu_avx512.h"
 #include "layer_norm_avx512.h"
 #include "pdrt/pdrt.h"
@@ -139,104 +140,26 @@ extern "C" void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
 
 //===----------------------------------------------------------------------===//
 // GELU: y = 0.5 x (1 + erf(x / sqrt(2))), or 0.5 x (1 + tanh(u)) with
-// u = sqrt(2/pi) (x + 0.044715 x^3); the backward recomputes from x. On
-// AVX-512 CPUs the kernels of gelu_avx512.cc (Eigen); these AVX2 forms
+// u = sqrt(2/pi) (x + 0.044715 x^3); the backward recomputes from x. The
+// kernels of gelu_avx512.cc (Eigen) on AVX-512 CPUs, of gelu_avx2.cc
 // elsewhere.
 //===----------------------------------------------------------------------===//
 
 namespace {
 
-constexpr float kGeluCubic = 0.044715f;
-constexpr float kSqrt2OverPi = 0.7978845608028654f; // sqrt(2 / pi)
-constexpr float kInvSqrt2 = 0.7071067811865476f;    // 1 / sqrt(2)
-constexpr float kInvSqrt2Pi = 0.3989422804014327f;  // 1 / sqrt(2 pi)
-
-inline float geluTanhArg(float x) {
-  return kSqrt2OverPi * (x + kGeluCubic * x * x * x);
-}
-
-/// The standard normal CDF Phi(x) = 0.5 (1 + erf(x / sqrt 2)) and
-/// g = exp(-x^2 / 2) of `n` <= kChunk values, with one vectorised exp:
-/// erfc(z) = q(t) exp(-z^2), t = 1 / (1 + p z), z = |x| / sqrt 2
-/// (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7, the
-/// approximation PyTorch's vectorised CPU GELU uses too), and
-/// Phi = erfc(z) / 2 for x < 0, 1 - erfc(z) / 2 otherwise, so the negative
-/// tail has no cancellation.
-void normalCdf(const float *x, float *cdf, float *g, int64_t n) {
-  constexpr float p = 0.3275911f, a1 = 0.254829592f, a2 = -0.284496736f,
-                  a3 = 1.421413741f, a4 = -1.453152027f, a5 = 1.061405429f;
-  for (int64_t i = 0; i < n; ++i)
-    g[i] = -0.5f * x[i] * x[i];
-  pdrt::vmath::exp(g, g, n);
-  for (int64_t i = 0; i < n; ++i) {
-    float t = 1.0f / (1.0f + p * kInvSqrt2 * std::fabs(x[i]));
-    float half = 0.5f * t * (a1 + t * (a2 + t * (a3 + t * (a4 + t * a5)))) *
-                 g[i];
-    float positive = (float)(x[i] >= 0.0f); // a select, so the loop vectorises
-    cdf[i] = half + positive * (1.0f - 2.0f * half);
-  }
-}
-
-} // namespace
-
-extern "C" void pdrt_gelu(pdrt_ctx *ctx, int32_t approxTanh, const float *x,
-                          float *y, int64_t n) {
-  if (pdrt::hasError(ctx))
-    return;
+void geluForward(int32_t approxTanh, const float *x, const float *bias,
+                 float *y, int64_t n) {
   if (pdrt::vmath::hasAvx512())
-    return pdrt::gelu::avx512::forward(approxTanh, x, /*bias=*/nullptr, y, n);
-  float s[pdrt::vmath::kChunk];
-  for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
-    int64_t c = std::min(pdrt::vmath::kChunk, n - at);
-    const float *xs = x + at;
-    if (approxTanh) {
-      for (int64_t i = 0; i < c; ++i)
-        s[i] = geluTanhArg(xs[i]);
-      pdrt::vmath::tanh(s, s, c);
-      for (int64_t i = 0; i < c; ++i)
-        y[at + i] = 0.5f * xs[i] * (1.0f + s[i]);
-    } else {
-      float g[pdrt::vmath::kChunk];
-      normalCdf(xs, s, g, c);
-      for (int64_t i = 0; i < c; ++i)
-        y[at + i] = xs[i] * s[i];
-    }
-  }
+    return pdrt::gelu::avx512::forward(approxTanh, x, bias, y, n);
+  pdrt::gelu::avx2::forward(approxTanh, x, bias, y, n);
 }
 
-extern "C" void pdrt_gelu_grad(pdrt_ctx *ctx, int32_t approxTanh,
-                               const float *dy, const float *x, float *dx,
-                               int64_t n) {
-  if (pdrt::hasError(ctx))
-    return;
+void geluBackward(int32_t approxTanh, const float *dy, const float *x,
+                  const float *bias, float *dx, int64_t n) {
   if (pdrt::vmath::hasAvx512())
-    return pdrt::gelu::avx512::backward(approxTanh, dy, x, /*bias=*/nullptr,
-                                        dx, n);
-  float s[pdrt::vmath::kChunk], e[pdrt::vmath::kChunk];
-  for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
-    int64_t c = std::min(pdrt::vmath::kChunk, n - at);
-    const float *xs = x + at;
-    if (approxTanh) {
-      // gelu' = 0.5 (1 + t) + 0.5 x (1 - t^2) u', u' = sqrt(2/pi)(1 + 3c x^2)
-      for (int64_t i = 0; i < c; ++i)
-        s[i] = geluTanhArg(xs[i]);
-      pdrt::vmath::tanh(s, s, c);
-      for (int64_t i = 0; i < c; ++i) {
-        float v = xs[i], t = s[i];
-        float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
-        dx[at + i] =
-            dy[at + i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
-      }
-    } else {
-      // gelu' = Phi(x) + x phi(x), phi the standard normal density.
-      normalCdf(xs, s, e, c);
-      for (int64_t i = 0; i < c; ++i)
-        dx[at + i] = dy[at + i] * (s[i] + xs[i] * kInvSqrt2Pi * e[i]);
-    }
-  }
+    return pdrt::gelu::avx512::backward(approxTanh, dy, x, bias, dx, n);
+  pdrt::gelu::avx2::backward(approxTanh, dy, x, bias, dx, n);
 }
-
-namespace {
 
 /// acc += row, element by element in float: a bias gradient's sum over the
 /// rows added one row at a time, in order, as pdrt_sum_to adds them (the
@@ -247,55 +170,30 @@ void addRowInto(float *__restrict acc, const float *__restrict row,
     acc[j] += row[j];
 }
 
-/// Calls kernel(z, at, c) on chunks of at most kChunk columns of row `r`,
-/// with z = x + bias for those columns (x itself without a bias): the
-/// AVX2 kernels' staging; the AVX-512 ones add the bias in registers.
-template <typename Kernel>
-void overBiasedRow(const float *x, const float *bias, int64_t r, int64_t cols,
-                   Kernel kernel) {
-  const float *xr = x + r * cols;
-  if (!bias)
-    return kernel(xr, int64_t(0), cols);
-  float z[pdrt::vmath::kChunk];
-  for (int64_t at = 0; at < cols; at += pdrt::vmath::kChunk) {
-    int64_t c = std::min(pdrt::vmath::kChunk, cols - at);
-    for (int64_t j = 0; j < c; ++j)
-      z[j] = xr[at + j] + bias[at + j];
-    kernel(z, at, c);
-  }
-}
-
-/// dx for row r of pdrt_gelu_grad_bias.
-void geluGradRow(pdrt_ctx *ctx, int32_t approxTanh, const float *dy,
-                 const float *x, const float *bias, float *dx, int64_t r,
-                 int64_t cols) {
-  if (pdrt::vmath::hasAvx512())
-    return pdrt::gelu::avx512::backward(approxTanh, dy + r * cols,
-                                        x + r * cols, bias, dx + r * cols,
-                                        cols);
-  overBiasedRow(x, bias, r, cols, [&](const float *z, int64_t at, int64_t c) {
-    pdrt_gelu_grad(ctx, approxTanh, dy + r * cols + at, z, dx + r * cols + at,
-                   c);
-  });
-}
-
 } // namespace
+
+extern "C" void pdrt_gelu(pdrt_ctx *ctx, int32_t approxTanh, const float *x,
+                          float *y, int64_t n) {
+  if (pdrt::hasError(ctx))
+    return;
+  geluForward(approxTanh, x, /*bias=*/nullptr, y, n);
+}
+
+extern "C" void pdrt_gelu_grad(pdrt_ctx *ctx, int32_t approxTanh,
+                               const float *dy, const float *x, float *dx,
+                               int64_t n) {
+  if (pdrt::hasError(ctx))
+    return;
+  geluBackward(approxTanh, dy, x, /*bias=*/nullptr, dx, n);
+}
 
 extern "C" void pdrt_gelu_bias(pdrt_ctx *ctx, int32_t approxTanh,
                                const float *x, const float *bias, float *y,
                                int64_t rows, int64_t cols) {
   if (pdrt::hasError(ctx))
     return;
-  for (int64_t r = 0; r < rows; ++r) {
-    if (pdrt::vmath::hasAvx512()) {
-      pdrt::gelu::avx512::forward(approxTanh, x + r * cols, bias, y + r * cols,
-                                  cols);
-      continue;
-    }
-    overBiasedRow(x, bias, r, cols, [&](const float *z, int64_t at, int64_t c) {
-      pdrt_gelu(ctx, approxTanh, z, y + r * cols + at, c);
-    });
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    geluForward(approxTanh, x + r * cols, bias, y + r * cols, cols);
 }
 
 extern "C" void pdrt_gelu_grad_bias(pdrt_ctx *ctx, int32_t approxTanh,
@@ -308,7 +206,8 @@ extern "C" void pdrt_gelu_grad_bias(pdrt_ctx *ctx, int32_t approxTanh,
     std::fill(db, db + cols, 0.0f);
   // A row at a time: its dx is still in L1 when it is added into db.
   for (int64_t r = 0; r < rows; ++r) {
-    geluGradRow(ctx, approxTanh, dy, x, bias, dx, r, cols);
+    geluBackward(approxTanh, dy + r * cols, x + r * cols, bias, dx + r * cols,
+                 cols);
     if (db)
       addRowInto(db, dx + r * cols, cols);
   }
