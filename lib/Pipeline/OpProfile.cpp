@@ -6,14 +6,18 @@
 //                              "onednn": seconds, "openblas": seconds}}}.
 // The profiling stage: the model at d = 1, flush, two microbatches, SGD,
 // every costed op of @main tagged pd.profile_id (its position), run for
-// three steps, one copy per core at once (each under mpirun, one thread),
-// on synthetic data and the model's initial weights (synthetic ones if it
-// has no weight data: op times depend on the values, by 20% on a GPT);
-// the first step is warm-up; an op's time is the mean over the copies.
-// It runs twice, every pdrt_matmul on oneDNN and then on OpenBLAS
-// (PDRT_GEMM_LIBRARY): an op that ran GEMMs (the stage lists their shapes)
-// costs its faster run's time and its shapes go to that library in the
-// plan (runtime/cpu/gemm_library.h); other ops cost the mean of the runs.
+// kProfileSteps steps, one copy per core at once (each under mpirun, one
+// thread), on synthetic data and the model's initial weights (synthetic
+// ones if it has no weight data: op times depend on the values, by 20% on
+// a GPT); the first step is warm-up; an op's time is the mean over the
+// copies. Its pdrt_matmuls alternate between oneDNN and OpenBLAS from one
+// microbatch to the next (PDRT_GEMM_LIBRARY=alternate), so that both
+// libraries' calls of an op are interleaved in time and a change in the
+// machine's load touches both alike (two runs one after the other, one
+// per library, had chosen differently on a loaded machine): an op that
+// ran GEMMs (the stage lists their shapes) costs its time on the faster
+// library and its shapes go to that library in the plan
+// (runtime/cpu/gemm_library.h); other ops cost the mean over all calls.
 //
 //===----------------------------------------------------------------------===//
 
@@ -248,12 +252,15 @@ static std::string failureReason(StringRef output, StringRef fallback) {
   return why.str();
 }
 
+/// Steps of the profiling run: one of warm-up, then each microbatch of
+/// the two once per step, on each library every other step.
+constexpr int kProfileSteps = 5;
+
 /// Runs `copies` copies of the profiling stage `exe` at once, each under
 /// its own mpirun and one thread; copy i writes its per-op totals to
 /// `json`.i.
 static LogicalResult runProfilingStage(Location loc, StringRef exe,
-                                       StringRef json, unsigned copies,
-                                       StringRef gemmLibrary) {
+                                       StringRef json, unsigned copies) {
   auto mpirun = llvm::sys::findProgramByName("mpirun");
   if (!mpirun)
     return emitError(loc, "--profile runs the model under mpirun, which is "
@@ -266,7 +273,7 @@ static LogicalResult runProfilingStage(Location loc, StringRef exe,
       env.push_back(*e);
   env.push_back("OPENBLAS_NUM_THREADS=1");
   env.push_back("OMP_NUM_THREADS=1");
-  env.push_back(("PDRT_GEMM_LIBRARY=" + gemmLibrary).str());
+  env.push_back("PDRT_GEMM_LIBRARY=alternate");
   struct Copy {
     std::vector<std::string> args;
     std::vector<std::string> env;
@@ -284,7 +291,8 @@ static LogicalResult runProfilingStage(Location loc, StringRef exe,
       c.args.push_back("--allow-run-as-root");
     for (std::string a : {exe.str(), std::string("--synthetic"),
                           std::string("--synthetic-weights-if-missing"),
-                          std::string("--steps"), std::string("3"),
+                          std::string("--steps"),
+                          std::to_string(kProfileSteps),
                           std::string("--profile-ops"),
                           (json + "." + Twine(i)).str()})
       c.args.push_back(a);
@@ -358,6 +366,17 @@ static FailureOr<std::map<int64_t, OpTime>> readOpTimesOf(Location loc,
       continue;
     OpTime &t = times[*id];
     t.seconds = *total / double(*calls);
+    // Seconds per call on one library; the mean over all calls if the op
+    // ran none on it.
+    auto perCall = [&](StringRef library) {
+      const llvm::json::Object *by = op->getObject("by_library");
+      const llvm::json::Object *lib = by ? by->getObject(library) : nullptr;
+      std::optional<double> s = lib ? lib->getNumber("seconds") : std::nullopt;
+      std::optional<int64_t> c = lib ? lib->getInteger("calls") : std::nullopt;
+      return s && c && *c > 0 ? *s / double(*c) : t.seconds;
+    };
+    t.oneDnn = perCall("onednn");
+    t.openBlas = perCall("openblas");
     if (const llvm::json::Array *gemms = op->getArray("gemms"))
       for (const llvm::json::Value &g : *gemms)
         if (std::optional<OpProfiler::GemmShape> shape = readGemmShape(g))
@@ -379,6 +398,8 @@ readOpTimes(Location loc, StringRef json, unsigned copies) {
     for (auto &[id, t] : *times) {
       OpTime &m = mean[id];
       m.seconds += t.seconds / copies;
+      m.oneDnn += t.oneDnn / copies;
+      m.openBlas += t.openBlas / copies;
       if (m.gemms.empty())
         m.gemms = std::move(t.gemms);
     }
@@ -425,47 +446,41 @@ LogicalResult OpProfiler::measure(ModuleOp module, TimingScope &timing) {
   if (llvm::sys::fs::createUniqueDirectory("pdc-profile", dir))
     return emitError(loc, "--profile: cannot create a temporary directory");
   std::string exe = (dir + "/stage0").str();
-  std::string oneDnnJson = (dir + "/onednn.json").str(),
-              openBlasJson = (dir + "/openblas.json").str();
+  std::string json = (dir + "/times.json").str();
   unsigned copies = profilingCopies();
   LogicalResult ran = success();
   if (failed(emitObjectFile(**lowered, exe + ".o")) ||
       failed(linkStage(loc, exe + ".o", exe)) ||
-      failed(runProfilingStage(loc, exe, oneDnnJson, copies, "onednn")) ||
-      failed(runProfilingStage(loc, exe, openBlasJson, copies, "openblas")))
+      failed(runProfilingStage(loc, exe, json, copies)))
     ran = failure();
-  FailureOr<std::map<int64_t, OpTime>> oneDnn = failure(), openBlas = failure();
-  if (succeeded(ran)) {
-    oneDnn = readOpTimes(loc, oneDnnJson, copies);
-    if (succeeded(oneDnn))
-      openBlas = readOpTimes(loc, openBlasJson, copies);
-  }
+  FailureOr<std::map<int64_t, OpTime>> times = failure();
+  if (succeeded(ran))
+    times = readOpTimes(loc, json, copies);
   llvm::sys::fs::remove_directories(dir);
-  if (failed(oneDnn) || failed(openBlas))
+  if (failed(times))
     return failure();
-  recordTimes(sigs, matmuls, *oneDnn, *openBlas);
+  recordTimes(sigs, matmuls, *times);
   return save(loc);
 }
 
 void OpProfiler::recordTimes(ArrayRef<std::string> sigs,
                              const std::vector<bool> &matmuls,
-                             const std::map<int64_t, OpTime> &oneDnn,
-                             const std::map<int64_t, OpTime> &openBlas) {
+                             const std::map<int64_t, OpTime> &times) {
   // Ops of one signature share the mean of their times, per library.
   struct Sum {
-    double oneDnn = 0, openBlas = 0;
+    double all = 0, oneDnn = 0, openBlas = 0;
     int64_t ops = 0;
     bool matmul = false;
     std::vector<GemmShape> gemms;
   };
   llvm::StringMap<Sum> sums;
-  for (const auto &[id, t] : oneDnn) {
-    auto other = openBlas.find(id);
-    if (id < 0 || id >= (int64_t)sigs.size() || other == openBlas.end())
+  for (const auto &[id, t] : times) {
+    if (id < 0 || id >= (int64_t)sigs.size())
       continue;
     Sum &sum = sums[sigs[id]];
-    sum.oneDnn += t.seconds;
-    sum.openBlas += other->second.seconds;
+    sum.all += t.seconds;
+    sum.oneDnn += t.oneDnn;
+    sum.openBlas += t.openBlas;
     ++sum.ops;
     sum.matmul = matmuls[id];
     for (const GemmShape &g : t.gemms)
@@ -477,7 +492,8 @@ void OpProfiler::recordTimes(ArrayRef<std::string> sigs,
     double d = sum.oneDnn / sum.ops, b = sum.openBlas / sum.ops;
     // A matmul that ran no GEMM (an empty product) is recorded too, so
     // that it is not measured again.
-    seconds[entry.getKey()] = sum.gemms.empty() ? (d + b) / 2 : std::min(d, b);
+    seconds[entry.getKey()] =
+        sum.gemms.empty() ? sum.all / sum.ops : std::min(d, b);
     if (sum.matmul || !sum.gemms.empty())
       gemms[entry.getKey()] = {std::move(sum.gemms), d, b};
     ++measuredNow;

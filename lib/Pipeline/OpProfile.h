@@ -67,19 +67,20 @@ public:
     std::vector<GemmShape> shapes;
     double oneDnn = 0, openBlas = 0;
   };
-  /// One op of a profiling run: seconds per call, the GEMM shapes it ran.
+  /// One op of the profiling run: seconds per call over all its calls and
+  /// over its calls on each GEMM library (the run alternates them), the
+  /// GEMM shapes it ran.
   struct OpTime {
-    double seconds = 0;
+    double seconds = 0, oneDnn = 0, openBlas = 0;
     std::vector<GemmShape> gemms;
   };
 
 private:
   LogicalResult measure(ModuleOp module, TimingScope &timing);
-  /// Records the profiling stage's two runs (ops by id, `sigs` their
+  /// Records the profiling stage's run (ops by id, `sigs` their
   /// signatures, `matmuls` whether each is a pd.matmul).
   void recordTimes(ArrayRef<std::string> sigs, const std::vector<bool> &matmuls,
-                   const std::map<int64_t, OpTime> &oneDnn,
-                   const std::map<int64_t, OpTime> &openBlas);
+                   const std::map<int64_t, OpTime> &times);
   LogicalResult save(Location loc);
 
   const CompilerOptions &o;

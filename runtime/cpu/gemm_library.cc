@@ -23,20 +23,51 @@ std::optional<GemmLibrary> gemmLibraryNamed(std::string_view name) {
   return std::nullopt;
 }
 
-static std::optional<GemmLibrary> readForcedGemmLibrary() {
+namespace {
+
+/// PDRT_GEMM_LIBRARY, read once: a library, "alternate", or nothing.
+struct GemmLibraryEnv {
+  std::optional<GemmLibrary> forced;
+  bool alternate = false;
+};
+
+GemmLibraryEnv readGemmLibraryEnv() {
+  GemmLibraryEnv env;
   const char *value = std::getenv("PDRT_GEMM_LIBRARY");
   if (!value || !*value)
-    return std::nullopt;
-  std::optional<GemmLibrary> library = gemmLibraryNamed(value);
-  if (!library)
-    std::fprintf(stderr, "pdrt: warning: PDRT_GEMM_LIBRARY='%s' is neither "
-                         "onednn nor openblas; ignored\n", value);
-  return library;
+    return env;
+  env.forced = gemmLibraryNamed(value);
+  env.alternate = std::string_view(value) == "alternate";
+  if (!env.forced && !env.alternate)
+    std::fprintf(stderr, "pdrt: warning: PDRT_GEMM_LIBRARY='%s' is none of "
+                         "onednn, openblas and alternate; ignored\n", value);
+  return env;
 }
 
-std::optional<GemmLibrary> forcedGemmLibrary() {
-  static const std::optional<GemmLibrary> forced = readForcedGemmLibrary();
-  return forced;
+const GemmLibraryEnv &gemmLibraryEnv() {
+  static const GemmLibraryEnv env = readGemmLibraryEnv();
+  return env;
+}
+
+} // namespace
+
+std::optional<GemmLibrary> forcedGemmLibrary() { return gemmLibraryEnv().forced; }
+
+bool alternatingGemmLibraries() { return gemmLibraryEnv().alternate; }
+
+GemmLibrary alternateGemmLibrary(int64_t microbatch, int64_t microbatches) {
+  // Global microbatch g = t*m + i: (i + t) % 2 flips along a step and
+  // from one step to the next.
+  int64_t m = std::max<int64_t>(microbatches, 1);
+  return (microbatch % m + microbatch / m) % 2 == 0 ? GemmLibrary::OneDNN
+                                                    : GemmLibrary::OpenBLAS;
+}
+
+std::optional<GemmLibrary> alternatingGemmLibrary(const pdrt_ctx *ctx) {
+  if (!alternatingGemmLibraries() || !ctx)
+    return std::nullopt;
+  return alternateGemmLibrary(ctx->microbatch,
+                              ctx->manifest ? ctx->manifest->microbatches : 1);
 }
 
 GemmLibrary defaultGemmLibrary(const GemmShape2D &shape) {
@@ -52,6 +83,8 @@ GemmLibrary defaultGemmLibrary(const GemmShape2D &shape) {
 GemmLibrary chooseGemmLibrary(const pdrt_ctx *ctx, const GemmShape2D &shape) {
   if (std::optional<GemmLibrary> forced = forcedGemmLibrary())
     return *forced;
+  if (std::optional<GemmLibrary> alternate = alternatingGemmLibrary(ctx))
+    return *alternate;
   if (ctx && ctx->manifest) {
     const auto &table = ctx->manifest->gemmLibraries;
     auto it = table.find(shape);

@@ -17,6 +17,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <chrono>
 #include <map>
 #include <string>
@@ -47,6 +48,10 @@ struct pdrt_ctx {
   std::map<int64_t, std::pair<double, int64_t>> opTimes;
   /// The pdrt_matmul shapes each timed op ran (cpu/gemm_library.h).
   std::map<int64_t, std::vector<pdrt::GemmShape2D>> opGemms;
+  /// Under PDRT_GEMM_LIBRARY=alternate, each mark's seconds and calls per
+  /// GEMM library (indexed by pdrt::GemmLibrary) as well.
+  std::map<int64_t, std::array<std::pair<double, int64_t>, 2>>
+      opTimesByLibrary;
   bool failed = false;
   std::string error; ///< First error raised by a kernel or service (sticky).
 };

@@ -388,7 +388,10 @@ void Executor::fillSyntheticWeights() {
 /// one file: {"ranks": [{"rank": R, "stage": S, "replica": W, "ops":
 /// [{"id": N, "seconds": T, "calls": C}, ...], "update": {"seconds": T,
 /// "calls": C}}, ...]}, ranks in order (the ids: the profiling stage's, or
-/// the plan's ops.json under pdc --instrument-ops).
+/// the plan's ops.json under pdc --instrument-ops). An op that ran GEMMs
+/// lists their shapes ("gemms": [[m, n, k, trans_a, trans_b], ...]); under
+/// PDRT_GEMM_LIBRARY=alternate each op also has "by_library": {"onednn":
+/// {"seconds": T, "calls": C}, "openblas": {...}}.
 Status Executor::writeOpTimes() {
   std::string mine = format("{\"rank\": %d, \"stage\": %d, \"replica\": %d, "
                             "\"ops\": [",
@@ -408,6 +411,15 @@ Status Executor::writeOpTimes() {
                        (int)g.transA, (int)g.transB);
       }
       mine += "]";
+    }
+    auto byLibrary = ctx_.opTimesByLibrary.find(id);
+    if (byLibrary != ctx_.opTimesByLibrary.end()) {
+      const auto &[oneDnn, openBlas] = byLibrary->second;
+      mine += format(", \"by_library\": {\"onednn\": {\"seconds\": %.9g, "
+                     "\"calls\": %lld}, \"openblas\": {\"seconds\": %.9g, "
+                     "\"calls\": %lld}}",
+                     oneDnn.first, (long long)oneDnn.second, openBlas.first,
+                     (long long)openBlas.second);
     }
     mine += "}";
     first = false;
@@ -518,6 +530,7 @@ Status Executor::run() {
       if (a.index == 0 && opts_.steps > 1) {
         ctx_.opTimes.clear();
         ctx_.opGemms.clear();
+        ctx_.opTimesByLibrary.clear();
         updateSeconds_ = 0;
         updates_ = 0;
       }

@@ -8,8 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "context.h"
+#include "cpu/gemm_library.h"
 
 #include <cstdio>
+#include <optional>
 
 namespace pdrt {
 
@@ -66,9 +68,17 @@ extern "C" void pdrt_profile_mark(pdrt_ctx *ctx, int64_t id) {
     return;
   auto now = std::chrono::steady_clock::now();
   if (ctx->profileMark >= 0) {
+    double seconds = std::chrono::duration<double>(now - ctx->profileAt).count();
     auto &entry = ctx->opTimes[ctx->profileMark];
-    entry.first += std::chrono::duration<double>(now - ctx->profileAt).count();
+    entry.first += seconds;
     ++entry.second;
+    if (std::optional<pdrt::GemmLibrary> library =
+            pdrt::alternatingGemmLibrary(ctx)) {
+      auto &byLibrary =
+          ctx->opTimesByLibrary[ctx->profileMark][(size_t)*library];
+      byLibrary.first += seconds;
+      ++byLibrary.second;
+    }
   }
   ctx->profileMark = id;
   ctx->profileAt = std::chrono::steady_clock::now();

@@ -121,6 +121,23 @@ TEST(GemmLibrary, BothLibrariesComputeEveryTransposeCombination) {
         }
 }
 
+// PDRT_GEMM_LIBRARY=alternate (pdc --profile): each microbatch of a step
+// runs on oneDNN and OpenBLAS in turn over the steps, so each library gets
+// every position equally often; one microbatch per step alternates per
+// step.
+TEST(GemmLibrary, AlternationGivesEachMicrobatchBothLibraries) {
+  auto libraries = [](int64_t m, int64_t count) {
+    std::string s;
+    for (int64_t g = 0; g < count; ++g)
+      s += pdrt::alternateGemmLibrary(g, m) == GemmLibrary::OneDNN ? 'd' : 'b';
+    return s;
+  };
+  EXPECT_EQ(libraries(2, 8), "dbbddbbd");
+  EXPECT_EQ(libraries(3, 6), "dbdbdb");
+  EXPECT_EQ(libraries(1, 4), "dbdb");
+  EXPECT_EQ(libraries(0, 4), "dbdb"); // no manifest: as m = 1
+}
+
 TEST(GemmLibrary, AProfiledOpListsTheShapesItRan) {
   pdrt_ctx ctx;
   std::vector<float> a(8 * 8, 1.0f), b(8 * 8, 1.0f), c(8 * 8);
