@@ -19,7 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gelu_avx512.h"
+#include "gelu.h"
 
 #include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>

@@ -7,8 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "exec/context.h"
-#include "gelu_avx2.h"
-#include "gelu_avx512.h"
+#include "gelu.h"
 #include "layer_norm_avx512.h"
 #include "pdrt/pdrt.h"
 #include "pdrt/pdrt_numerics.h"

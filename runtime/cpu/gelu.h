@@ -1,0 +1,41 @@
+//===- gelu.h - GELU and its gradient, per ISA --------------------*- C++ -*-===//
+//
+// nn.cc's GELU kernels: avx512 (gelu_avx512.cc, Eigen) where
+// pdrt::vmath::hasAvx512(), avx2 (gelu_avx2.cc, the runtime's baseline ISA
+// of AVX2 + FMA) elsewhere. Both namespaces declare the same two kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PDRT_CPU_GELU_H
+#define PDRT_CPU_GELU_H
+
+#include <cstdint>
+
+namespace pdrt::gelu {
+
+namespace avx2 {
+
+/// y = GELU(x + bias) over n elements (bias null: GELU(x)); the tanh
+/// approximation when `approxTanh`. The sum is formed in registers, the
+/// same bits as GELU of x + bias added beforehand. y may be x.
+void forward(bool approxTanh, const float *x, const float *bias, float *y,
+             int64_t n);
+
+/// dx = dy * GELU'(x + bias) over n elements (bias null: GELU'(x)). dx may
+/// be dy.
+void backward(bool approxTanh, const float *dy, const float *x,
+              const float *bias, float *dx, int64_t n);
+
+} // namespace avx2
+
+/// The same kernels on 16 lanes; call only where hasAvx512().
+namespace avx512 {
+void forward(bool approxTanh, const float *x, const float *bias, float *y,
+             int64_t n);
+void backward(bool approxTanh, const float *dy, const float *x,
+              const float *bias, float *dx, int64_t n);
+} // namespace avx512
+
+} // namespace pdrt::gelu
+
+#endif // PDRT_CPU_GELU_H
