@@ -53,8 +53,6 @@ const GemmLibraryEnv &gemmLibraryEnv() {
 
 std::optional<GemmLibrary> forcedGemmLibrary() { return gemmLibraryEnv().forced; }
 
-bool alternatingGemmLibraries() { return gemmLibraryEnv().alternate; }
-
 GemmLibrary alternateGemmLibrary(int64_t microbatch, int64_t microbatches) {
   // Global microbatch g = t*m + i: (i + t) % 2 flips along a step and
   // from one step to the next.
@@ -64,7 +62,7 @@ GemmLibrary alternateGemmLibrary(int64_t microbatch, int64_t microbatches) {
 }
 
 std::optional<GemmLibrary> alternatingGemmLibrary(const pdrt_ctx *ctx) {
-  if (!alternatingGemmLibraries() || !ctx)
+  if (!gemmLibraryEnv().alternate || !ctx)
     return std::nullopt;
   return alternateGemmLibrary(ctx->microbatch,
                               ctx->manifest ? ctx->manifest->microbatches : 1);

@@ -45,9 +45,6 @@ std::optional<GemmLibrary> gemmLibraryNamed(std::string_view name);
 /// ignored).
 std::optional<GemmLibrary> forcedGemmLibrary();
 
-/// Whether PDRT_GEMM_LIBRARY is "alternate".
-bool alternatingGemmLibraries();
-
 /// Under "alternate", the library of global microbatch `microbatch` (t*m +
 /// i): oneDNN where i + t is even, OpenBLAS where odd, so each microbatch
 /// of a step runs on both libraries in turn over the steps.
