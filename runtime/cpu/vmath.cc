@@ -1,13 +1,16 @@
 //===- vmath.cc - Vectorised transcendental functions on arrays -----------===//
 //
 // The runtime is built for AVX2 + FMA (runtime/CMakeLists.txt): 8 lanes of
-// SLEEF's functions, a padded copy for the tail. On CPUs with AVX-512F and
-// DQ (checked once at start-up) the 16-lane forms of vmath_avx512.cc; it
-// and gelu_avx512.cc are the only files built for AVX-512.
+// SLEEF's functions, a padded copy for the tail; exp and the row functions
+// with plain loads and stores over whole vectors and masked ones for the
+// tail only (a masked store costs several plain ones on AMD's cores). On
+// CPUs with AVX-512F and DQ (checked once at start-up) the 16-lane forms
+// of vmath_avx512.cc; the *_avx512.cc files alone are built for AVX-512.
 //
 //===----------------------------------------------------------------------===//
 
 #include "vmath.h"
+#include "vexp.h"
 #include "vmath_avx512.h"
 
 #include <sleef.h>
@@ -46,7 +49,6 @@ void useAvx512(bool on) { avx512Enabled = on && cpuHasAvx512(); }
     }                                                                          \
   }
 
-PDRT_VMATH(exp, Sleef_expf8_u10)
 PDRT_VMATH(log, Sleef_logf8_u10)
 PDRT_VMATH(erf, Sleef_erff8_u10)
 PDRT_VMATH(tanh, Sleef_tanhf8_u10)
@@ -54,6 +56,28 @@ PDRT_VMATH(sin, Sleef_sinf8_u10)
 PDRT_VMATH(cos, Sleef_cosf8_u10)
 
 #undef PDRT_VMATH
+
+namespace {
+/// The lanes of a vector that starts `left` elements before a row's end
+/// (all 8, or the first `left`) as a mask for maskload and maskstore.
+__m256i laneMask(int64_t left) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)std::min<int64_t>(left, 8)),
+                            lane);
+}
+} // namespace
+
+void exp(const float *x, float *y, int64_t n) {
+  if (hasAvx512())
+    return avx512::exp(x, y, n);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, vexp::exp8(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    __m256i m = laneMask(n - i);
+    _mm256_maskstore_ps(y + i, m, vexp::exp8(_mm256_maskload_ps(x + i, m)));
+  }
+}
 
 float max(const float *x, int64_t n) {
   if (hasAvx512())
@@ -120,57 +144,89 @@ double expSum(const float *x, float shift, float *y, int64_t n,
               const float *next) {
   if (hasAvx512())
     return avx512::expSum(x, shift, y, n, next);
-  // laneSum's order: acc[k] holds lanes 4k .. 4k + 3.
+  // laneSum's order: acc[k] holds lanes 4k .. 4k + 3; the tail's absent
+  // lanes add zero (its exps masked after the exp). Masked stores only
+  // for the tail: AMD's vmaskmovps store is several times a plain one.
   __m256 s = _mm256_set1_ps(shift);
   __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(),
                     _mm256_setzero_pd(), _mm256_setzero_pd()};
-  auto exp16 = [&](const float *in, __m256 e[2]) {
-    for (int h = 0; h < 2; ++h)
-      e[h] = Sleef_expf8_u10(_mm256_sub_ps(_mm256_loadu_ps(in + 8 * h), s));
+  auto accumulate = [&](int h, __m256 e) {
+    __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(e));
+    __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1));
+    acc[2 * h] = _mm256_add_pd(acc[2 * h], lo);
+    acc[2 * h + 1] = _mm256_add_pd(acc[2 * h + 1], hi);
   };
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    __m256 e[2];
-    exp16(x + i, e);
+    if (next)
+      _mm_prefetch(reinterpret_cast<const char *>(next + i), _MM_HINT_T0);
     for (int h = 0; h < 2; ++h) {
+      __m256 e = vexp::exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8 * h), s));
       if (y)
-        _mm256_storeu_ps(y + i + 8 * h, e[h]);
-      acc[2 * h] = _mm256_add_pd(acc[2 * h], _mm256_cvtps_pd(_mm256_castps256_ps128(e[h])));
-      acc[2 * h + 1] = _mm256_add_pd(acc[2 * h + 1], _mm256_cvtps_pd(_mm256_extractf128_ps(e[h], 1)));
+        _mm256_storeu_ps(y + i + 8 * h, e);
+      accumulate(h, e);
     }
+  }
+  for (int h = 0; i + 8 * h < n; ++h) {
+    const int64_t at = i + 8 * h;
+    __m256i m = laneMask(n - at);
+    __m256 e = vexp::exp8(_mm256_sub_ps(_mm256_maskload_ps(x + at, m), s));
+    e = _mm256_and_ps(e, _mm256_castsi256_ps(m));
+    if (y)
+      _mm256_maskstore_ps(y + at, m, e);
+    accumulate(h, e);
   }
   alignas(32) double lanes[16];
   for (int k = 0; k < 4; ++k)
     _mm256_store_pd(lanes + 4 * k, acc[k]);
-  if (i < n) {
-    alignas(32) float tail[16] = {};
-    std::copy(x + i, x + n, tail);
-    __m256 e[2];
-    exp16(tail, e);
-    _mm256_store_ps(tail, e[0]);
-    _mm256_store_ps(tail + 8, e[1]);
-    for (int64_t j = 0; j < n - i; ++j) {
-      if (y)
-        y[i + j] = tail[j];
-      lanes[j] += (double)tail[j];
-    }
-  }
   return combineLanes(lanes);
 }
 
 float scaledMax(const float *x, float scale, float *y, int64_t n) {
   if (hasAvx512())
     return avx512::scaledMax(x, scale, y, n);
-  for (int64_t k = 0; k < n; ++k)
-    y[k] = scale * x[k];
-  return max(y, n);
+  // Two running maxima; the tail's absent lanes repeat y[0].
+  const __m256 k = _mm256_set1_ps(scale);
+  const __m256 first = _mm256_set1_ps(scale * x[0]);
+  __m256 v = first, w = first;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256 a = _mm256_mul_ps(k, _mm256_loadu_ps(x + i));
+    __m256 b = _mm256_mul_ps(k, _mm256_loadu_ps(x + i + 8));
+    _mm256_storeu_ps(y + i, a);
+    _mm256_storeu_ps(y + i + 8, b);
+    v = _mm256_max_ps(v, a);
+    w = _mm256_max_ps(w, b);
+  }
+  for (; i < n; i += 8) {
+    __m256i m = laneMask(n - i);
+    __m256 a = _mm256_mul_ps(k, _mm256_maskload_ps(x + i, m));
+    _mm256_maskstore_ps(y + i, m, a);
+    v = _mm256_max_ps(v, _mm256_blendv_ps(first, a, _mm256_castsi256_ps(m)));
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_max_ps(v, w));
+  return *std::max_element(lanes, lanes + 8);
 }
 
 void scaleInDouble(float *x, int64_t n, double factor) {
   if (hasAvx512())
     return avx512::scaleInDouble(x, n, factor);
-  for (int64_t j = 0; j < n; ++j)
-    x[j] = (float)(x[j] * factor);
+  const __m256d f = _mm256_set1_pd(factor);
+  auto scaled = [&](__m256 v) {
+    __m128 lo = _mm256_cvtpd_ps(
+        _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), f));
+    __m128 hi = _mm256_cvtpd_ps(
+        _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), f));
+    return _mm256_set_m128(hi, lo);
+  };
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(x + i, scaled(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    __m256i m = laneMask(n - i);
+    _mm256_maskstore_ps(x + i, m, scaled(_mm256_maskload_ps(x + i, m)));
+  }
 }
 
 double dot(const float *a, const float *b, int64_t n) {

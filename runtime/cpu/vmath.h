@@ -2,9 +2,10 @@
 //
 // y[i] = f(x[i]) for the functions the elementwise kernels spend their time
 // in, computed 16 (AVX-512) or 8 (AVX2) lanes at a time with SLEEF's 1-ULP
-// functions instead of one scalar libm call per element (whose speed also
-// depends on the argument, so measured op costs drifted as training moved
-// the activations). In place (x == y) is allowed.
+// functions (exp: vexp.h's, inlined) instead of one scalar libm call per
+// element (whose speed also depends on the argument, so measured op costs
+// drifted as training moved the activations). In place (x == y) is
+// allowed.
 //
 //===----------------------------------------------------------------------===//
 

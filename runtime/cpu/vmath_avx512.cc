@@ -1,7 +1,8 @@
 //===- vmath_avx512.cc - The AVX-512 forms of vmath.h ---------------------===//
 //
 // Built with -mavx512f (runtime/CMakeLists.txt): 16 lanes of SLEEF's
-// functions, masked loads and stores for the tail; max, scaledMax,
+// functions (exp: vexp.h's, the bits of the AVX2 form), masked loads and
+// stores for the tail; max, scaledMax,
 // scaleInDouble, and sum, dot and expSum in vmath.cc's lane order (their
 // bits), on 16-float and 8-double vectors, a row's tail through masked
 // adds rather than lane by lane (attention's causal rows of 1-128
@@ -13,6 +14,7 @@
 #include "vmath.h"
 
 #include "avx512_lanes.h"
+#include "vexp.h"
 
 #include <sleef.h>
 
@@ -31,7 +33,6 @@ namespace pdrt::vmath::avx512 {
     }                                                                          \
   }
 
-PDRT_VMATH16(exp, Sleef_expf16_u10)
 PDRT_VMATH16(log, Sleef_logf16_u10)
 PDRT_VMATH16(erf, Sleef_erff16_u10)
 PDRT_VMATH16(tanh, Sleef_tanhf16_u10)
@@ -39,6 +40,14 @@ PDRT_VMATH16(sin, Sleef_sinf16_u10)
 PDRT_VMATH16(cos, Sleef_cosf16_u10)
 
 #undef PDRT_VMATH16
+
+void exp(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = pdrt::avx512::laneMask(n - i);
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    _mm512_mask_storeu_ps(y + i, m, vexp::exp16(v));
+  }
+}
 
 namespace {
 using pdrt::avx512::highHalf;
@@ -167,7 +176,7 @@ double expSum(const float *x, float shift, float *y, int64_t n,
   for (; i + 16 <= n; i += 16) {
     if (next)
       _mm_prefetch(reinterpret_cast<const char *>(next + i), _MM_HINT_T0);
-    __m512 e = Sleef_expf16_u10(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
+    __m512 e = vexp::exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
     if (y)
       _mm512_storeu_ps(y + i, e);
     lo = _mm512_add_pd(lo, lowHalf(e));
@@ -175,7 +184,7 @@ double expSum(const float *x, float shift, float *y, int64_t n,
   }
   if (i < n) {
     __mmask16 m = laneMask(n - i);
-    __m512 e = Sleef_expf16_u10(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s));
+    __m512 e = vexp::exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s));
     if (y)
       _mm512_mask_storeu_ps(y + i, m, e);
     lo = _mm512_mask_add_pd(lo, (__mmask8)m, lo, lowHalf(e));
