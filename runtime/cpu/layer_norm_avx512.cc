@@ -11,15 +11,15 @@
 // row sums with dg and db, then dx). On the small benchmark GPT's
 // 1024 x 256 norms (Ice Lake Xeon, loaded host, warm; bench/kernels/run.sh
 // onednn_kernels ln) the forward takes 0.07-0.11 ms and the backward
-// 0.15-0.22, against 0.11 and 0.23 for nn.cc's AVX2 kernels (four floats
-// widened at a time, two passes for the statistics) and 0.08-0.09 and
-// 0.18-0.20 for oneDNN's primitive; in a step (--profile-ops) the small
+// 0.15-0.22, against 0.11 and 0.23 for the generic AVX2 kernels nn.cc
+// had then (four floats widened at a time, two passes for the
+// statistics) and 0.08-0.09 and 0.18-0.20 for oneDNN's primitive; in a step (--profile-ops) the small
 // GPT's layer-norm gradients went from 4.0-5.1 to 2.6-2.8 ms per
 // microbatch.
 //
 //===----------------------------------------------------------------------===//
 
-#include "layer_norm_avx512.h"
+#include "layer_norm.h"
 
 #include "avx512_lanes.h"
 

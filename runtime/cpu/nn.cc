@@ -8,7 +8,7 @@
 
 #include "exec/context.h"
 #include "gelu.h"
-#include "layer_norm_avx512.h"
+#include "layer_norm.h"
 #include "pdrt/pdrt.h"
 #include "pdrt/pdrt_numerics.h"
 #include "strided_runs.h"
@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <immintrin.h>
 #include <vector>
 
 namespace {
@@ -331,163 +330,22 @@ extern "C" void pdrt_softmax_grad(pdrt_ctx *ctx, const float *dy,
 
 namespace {
 
-/// Four doubles and four floats in vector registers (GCC's vector
-/// arithmetic on the AVX types; __builtin_convertvector widened through
-/// the stack, vcvtps2pd does it in one instruction).
-using Double4 = __m256d;
-using Float4 = __m128;
+/// A row of layer norm and of its gradient on this CPU (layer_norm.h):
+/// the AVX-512 forms or the AVX2 ones.
+struct NormRows {
+  decltype(&pdrt::layer_norm::avx2::rowStats) rowStats;
+  decltype(&pdrt::layer_norm::avx2::normalizeRow) normalizeRow;
+  decltype(&pdrt::layer_norm::avx2::addRow) addRow;
+  decltype(&pdrt::layer_norm::avx2::gradRow) gradRow;
+};
 
-/// Elements c..c+3 of p.
-inline Float4 load4(const float *p) { return _mm_loadu_ps(p); }
-
-inline Double4 widen(Float4 v) { return _mm256_cvtps_pd(v); }
-
-/// S sums in double at once, each over 8 lanes (term c into lane c % 8,
-/// the lanes added pairwise at the end): sums[s] of the terms f(s, c),
-/// c < n, where f4(s, c) gives terms c..c+3 of sum s. One sum alone is a
-/// chain of n / 8 dependent vector adds, latency-bound on a GPT's
-/// 256-wide rows; the S chains are independent, so the core overlaps
-/// them, and each sum's bits do not depend on S.
-template <int S, typename F4, typename F>
-void laneSums(int64_t n, F4 f4, F f, double *sums) {
-  Double4 lo[S], hi[S];
-  for (int s = 0; s < S; ++s)
-    lo[s] = hi[s] = Double4{0, 0, 0, 0};
-  int64_t c = 0;
-  for (; c + 8 <= n; c += 8)
-#pragma GCC unroll 16
-    for (int s = 0; s < S; ++s) {
-      lo[s] += f4(s, c);
-      hi[s] += f4(s, c + 4);
-    }
-  for (int s = 0; s < S; ++s) {
-    double v[8] = {lo[s][0], lo[s][1], lo[s][2], lo[s][3],
-                   hi[s][0], hi[s][1], hi[s][2], hi[s][3]};
-    for (int64_t t = c; t < n; ++t)
-      v[t % 8] += f(s, t);
-    sums[s] = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-  }
-}
-
-/// Rows of layer norm are taken this many at a time: their statistics and
-/// gradient sums interleaved, the results those of one row at a time.
-constexpr int kNormRows = 4;
-
-/// Mean and 1/std of R rows `cols` apart, accumulated in double, each as
-/// one row alone would be.
-template <int R>
-void rowStats(const float *x, int64_t cols, float eps, float *mean,
-              float *rstd) {
-  double m[R], var[R];
-  laneSums<R>(
-      cols, [&](int r, int64_t c) { return widen(load4(x + r * cols + c)); },
-      [&](int r, int64_t c) { return (double)x[r * cols + c]; }, m);
-  Double4 m4[R];
-  for (int r = 0; r < R; ++r) {
-    m[r] /= cols;
-    m4[r] = Double4{m[r], m[r], m[r], m[r]};
-  }
-  laneSums<R>(
-      cols,
-      [&](int r, int64_t c) {
-        Double4 d = widen(load4(x + r * cols + c)) - m4[r];
-        return d * d;
-      },
-      [&](int r, int64_t c) {
-        double d = x[r * cols + c] - m[r];
-        return d * d;
-      },
-      var);
-  for (int r = 0; r < R; ++r) {
-    mean[r] = (float)m[r];
-    rstd[r] = (float)(1.0 / std::sqrt(var[r] / cols + eps));
-  }
-}
-
-/// y = layer_norm(x) of R rows.
-template <int R>
-void normalizeRows(const float *x, const float *g, const float *b, float *y,
-                   int64_t cols, float eps) {
-  float mean[R], rstd[R];
-  rowStats<R>(x, cols, eps, mean, rstd);
-  for (int r = 0; r < R; ++r) {
-    const float *__restrict xr = x + r * cols;
-    float *__restrict yr = y + r * cols;
-    const float mr = mean[r], sr = rstd[r];
-    for (int64_t c = 0; c < cols; ++c)
-      yr[c] = (xr[c] - mr) * sr * g[c] + b[c];
-  }
-}
-
-/// layer_norm of `rows` rows, kNormRows at a time, then one at a time.
-void normalizeAll(const float *x, const float *g, const float *b, float *y,
-                  int64_t rows, int64_t cols, float eps) {
-  int64_t r = 0;
-  for (; r + kNormRows <= rows; r += kNormRows)
-    normalizeRows<kNormRows>(x + r * cols, g, b, y + r * cols, cols, eps);
-  for (; r < rows; ++r)
-    normalizeRows<1>(x + r * cols, g, b, y + r * cols, cols, eps);
-}
-
-/// The gradient of R rows of layer norm: dx, and their terms added to dg
-/// and db in row order; each row of dx also added to dsum when not null.
-/// dx may be dy: every read of dy's R rows but the last loop's comes
-/// first, and that loop reads each element before it writes it (so dy and
-/// dx are not restrict there).
-template <int R>
-void normGradRows(const float *dy, const float *x, const float *g,
-                  const float *addend, float *dx, float *dg, float *db,
-                  float *dsum, int64_t cols, float eps) {
-  float mean[R], rstd[R];
-  rowStats<R>(x, cols, eps, mean, rstd);
-  // The forward computed y = xhat * g + b with xhat = (x - mean) * rstd.
-  for (int r = 0; r < R; ++r) {
-    const float *__restrict xr = x + r * cols, *__restrict dyr = dy + r * cols;
-    const float mr = mean[r], sr = rstd[r];
-    for (int64_t c = 0; c < cols; ++c) {
-      float xhat = (xr[c] - mr) * sr;
-      db[c] += dyr[c];
-      dg[c] += dyr[c] * xhat;
-    }
-  }
-  // Per row, sums of dy g and of dy g xhat: 2R interleaved sums (even s:
-  // row s / 2's dy g, odd: its dy g xhat), each term rounded to float.
-  double sums[2 * R];
-  laneSums<2 * R>(
-      cols,
-      [&](int s, int64_t c) {
-        int r = s / 2;
-        Float4 dn = load4(dy + r * cols + c) * load4(g + c);
-        if (s % 2)
-          dn = dn * ((load4(x + r * cols + c) - mean[r]) * rstd[r]);
-        return widen(dn);
-      },
-      [&](int s, int64_t c) {
-        int r = s / 2;
-        float dn = dy[r * cols + c] * g[c];
-        float xhat = (x[r * cols + c] - mean[r]) * rstd[r];
-        return (double)(s % 2 ? dn * xhat : dn);
-      },
-      sums);
-  for (int r = 0; r < R; ++r) {
-    const float *__restrict xr = x + r * cols, *dyr = dy + r * cols;
-    float *dxr = dx + r * cols;
-    const float mr = mean[r], sr = rstd[r];
-    const float meanDn = (float)(sums[2 * r] / cols);
-    const float meanDnX = (float)(sums[2 * r + 1] / cols);
-    for (int64_t c = 0; c < cols; ++c) {
-      float xhat = (xr[c] - mr) * sr;
-      dxr[c] = sr * (dyr[c] * g[c] - meanDn - xhat * meanDnX);
-    }
-    if (addend) {
-      // The residual's gradient, added as pd.add did before the fusion.
-      const float *ar = addend + r * cols;
-      for (int64_t c = 0; c < cols; ++c)
-        dxr[c] = ar[c] + dxr[c];
-    }
-    if (dsum) // the row into the bias gradient while it is in L1
-      addRowInto(dsum, dxr, cols);
-  }
+const NormRows &normRows() {
+  namespace ln = pdrt::layer_norm;
+  static const NormRows avx512{ln::avx512::rowStats, ln::avx512::normalizeRow,
+                               ln::avx512::addRow, ln::avx512::gradRow};
+  static const NormRows avx2{ln::avx2::rowStats, ln::avx2::normalizeRow,
+                             ln::avx2::addRow, ln::avx2::gradRow};
+  return pdrt::vmath::hasAvx512() ? avx512 : avx2;
 }
 
 } // namespace
@@ -497,16 +355,12 @@ extern "C" void pdrt_layer_norm(pdrt_ctx *ctx, const float *x, const float *g,
                                 int64_t cols, float eps) {
   if (pdrt::hasError(ctx))
     return;
-  if (pdrt::vmath::hasAvx512()) {
-    namespace ln = pdrt::layer_norm::avx512;
-    for (int64_t r = 0; r < rows; ++r) {
-      float mean, rstd;
-      ln::rowStats(x + r * cols, cols, eps, &mean, &rstd);
-      ln::normalizeRow(x + r * cols, g, b, y + r * cols, cols, mean, rstd);
-    }
-    return;
+  const NormRows &ln = normRows();
+  for (int64_t r = 0; r < rows; ++r) {
+    float mean, rstd;
+    ln.rowStats(x + r * cols, cols, eps, &mean, &rstd);
+    ln.normalizeRow(x + r * cols, g, b, y + r * cols, cols, mean, rstd);
   }
-  normalizeAll(x, g, b, y, rows, cols, eps);
 }
 
 extern "C" void pdrt_add_layer_norm(pdrt_ctx *ctx, const float *a,
@@ -516,33 +370,13 @@ extern "C" void pdrt_add_layer_norm(pdrt_ctx *ctx, const float *a,
                                     int64_t cols, float eps) {
   if (pdrt::hasError(ctx))
     return;
-  if (pdrt::vmath::hasAvx512()) {
-    // Each row's sum normalised while it is in L1.
-    namespace ln = pdrt::layer_norm::avx512;
-    for (int64_t r = 0; r < rows; ++r) {
-      float *sr = sum + r * cols, mean, rstd;
-      ln::addRow(a + r * cols, b + r * cols, bBias, sr, cols);
-      ln::rowStats(sr, cols, eps, &mean, &rstd);
-      ln::normalizeRow(sr, g, beta, y + r * cols, cols, mean, rstd);
-    }
-    return;
-  }
-  // The sums a block of rows at a time, normalised while still in cache.
-  for (int64_t r = 0; r < rows; r += kNormRows) {
-    int64_t n = std::min<int64_t>(kNormRows, rows - r);
-    const float *__restrict ar = a + r * cols;
-    const float *__restrict br = b + r * cols;
-    float *__restrict sr = sum + r * cols;
-    if (!bBias) {
-      for (int64_t i = 0; i < n * cols; ++i)
-        sr[i] = ar[i] + br[i];
-    } else {
-      const float *__restrict c = bBias;
-      for (int64_t k = 0; k < n; ++k)
-        for (int64_t j = 0; j < cols; ++j)
-          sr[k * cols + j] = ar[k * cols + j] + (br[k * cols + j] + c[j]);
-    }
-    normalizeAll(sr, g, beta, y + r * cols, n, cols, eps);
+  // Each row's sum normalised while it is in L1.
+  const NormRows &ln = normRows();
+  for (int64_t r = 0; r < rows; ++r) {
+    float *sr = sum + r * cols, mean, rstd;
+    ln.addRow(a + r * cols, b + r * cols, bBias, sr, cols);
+    ln.rowStats(sr, cols, eps, &mean, &rstd);
+    ln.normalizeRow(sr, g, beta, y + r * cols, cols, mean, rstd);
   }
 }
 
@@ -558,23 +392,13 @@ extern "C" void pdrt_layer_norm_grad(pdrt_ctx *ctx, const float *dy,
   if (dsum)
     std::fill(dsum, dsum + cols, 0.0f);
   auto at = [&](const float *p, int64_t r) { return p ? p + r * cols : p; };
-  if (pdrt::vmath::hasAvx512()) {
-    namespace ln = pdrt::layer_norm::avx512;
-    for (int64_t r = 0; r < rows; ++r) {
-      float mean, rstd;
-      ln::rowStats(x + r * cols, cols, eps, &mean, &rstd);
-      ln::gradRow(dy + r * cols, x + r * cols, g, at(addend, r), dx + r * cols,
-                  dg, db, dsum, cols, mean, rstd);
-    }
-    return;
+  const NormRows &ln = normRows();
+  for (int64_t r = 0; r < rows; ++r) {
+    float mean, rstd;
+    ln.rowStats(x + r * cols, cols, eps, &mean, &rstd);
+    ln.gradRow(dy + r * cols, x + r * cols, g, at(addend, r), dx + r * cols,
+               dg, db, dsum, cols, mean, rstd);
   }
-  int64_t r = 0;
-  for (; r + kNormRows <= rows; r += kNormRows)
-    normGradRows<kNormRows>(dy + r * cols, x + r * cols, g, at(addend, r),
-                            dx + r * cols, dg, db, dsum, cols, eps);
-  for (; r < rows; ++r)
-    normGradRows<1>(dy + r * cols, x + r * cols, g, at(addend, r),
-                    dx + r * cols, dg, db, dsum, cols, eps);
 }
 
 //===----------------------------------------------------------------------===//

@@ -2,8 +2,8 @@
 //
 // pdrt_layer_norm, pdrt_add_layer_norm and pdrt_layer_norm_grad on the
 // AVX-512 rows (layer_norm_avx512.cc, where the CPU has them) and on the
-// AVX2 kernels of nn.cc: against a float64 reference, and the fused forms
-// bit for bit against the unfused ones.
+// AVX2 rows (layer_norm_avx2.cc): against a float64 reference, and the
+// fused forms bit for bit against the unfused ones.
 //
 //===----------------------------------------------------------------------===//
 
