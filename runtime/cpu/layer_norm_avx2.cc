@@ -24,6 +24,8 @@
 
 #include "layer_norm.h"
 
+#include "avx2_lanes.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -44,19 +46,13 @@ struct AllLanes {
 /// the others load as 0 and are not stored.
 struct SomeLanes {
   __m256i mask;
-  explicit SomeLanes(int64_t left)
-      : mask(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)left),
-                                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))) {}
+  explicit SomeLanes(int64_t left) : mask(pdrt::avx2::laneMask(left)) {}
   __m256 load(const float *p) const { return _mm256_maskload_ps(p, mask); }
   void store(float *p, __m256 v) const { _mm256_maskstore_ps(p, mask, v); }
 };
 
-inline __m256d lowHalf(__m256 v) {
-  return _mm256_cvtps_pd(_mm256_castps256_ps128(v));
-}
-inline __m256d highHalf(__m256 v) {
-  return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
-}
+using pdrt::avx2::highHalf;
+using pdrt::avx2::lowHalf;
 
 /// A sum in double of the 8 lanes of vectors: lanes 0-3 and 4-7 into two
 /// accumulators.

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmath.h"
+#include "avx2_lanes.h"
 #include "vexp.h"
 #include "vmath_avx512.h"
 
@@ -57,15 +58,9 @@ PDRT_VMATH(cos, Sleef_cosf8_u10)
 
 #undef PDRT_VMATH
 
-namespace {
-/// The lanes of a vector that starts `left` elements before a row's end
-/// (all 8, or the first `left`) as a mask for maskload and maskstore.
-__m256i laneMask(int64_t left) {
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)std::min<int64_t>(left, 8)),
-                            lane);
-}
-} // namespace
+using pdrt::avx2::highHalf;
+using pdrt::avx2::laneMask;
+using pdrt::avx2::lowHalf;
 
 void exp(const float *x, float *y, int64_t n) {
   if (hasAvx512())
@@ -151,10 +146,8 @@ double expSum(const float *x, float shift, float *y, int64_t n,
   __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(),
                     _mm256_setzero_pd(), _mm256_setzero_pd()};
   auto accumulate = [&](int h, __m256 e) {
-    __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(e));
-    __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1));
-    acc[2 * h] = _mm256_add_pd(acc[2 * h], lo);
-    acc[2 * h + 1] = _mm256_add_pd(acc[2 * h + 1], hi);
+    acc[2 * h] = _mm256_add_pd(acc[2 * h], lowHalf(e));
+    acc[2 * h + 1] = _mm256_add_pd(acc[2 * h + 1], highHalf(e));
   };
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -214,10 +207,8 @@ void scaleInDouble(float *x, int64_t n, double factor) {
     return avx512::scaleInDouble(x, n, factor);
   const __m256d f = _mm256_set1_pd(factor);
   auto scaled = [&](__m256 v) {
-    __m128 lo = _mm256_cvtpd_ps(
-        _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), f));
-    __m128 hi = _mm256_cvtpd_ps(
-        _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), f));
+    __m128 lo = _mm256_cvtpd_ps(_mm256_mul_pd(lowHalf(v), f));
+    __m128 hi = _mm256_cvtpd_ps(_mm256_mul_pd(highHalf(v), f));
     return _mm256_set_m128(hi, lo);
   };
   int64_t i = 0;
