@@ -14,7 +14,10 @@
 // 1.05 (erf) and 2.40 / 2.45 (tanh). On an AMD EPYC Zen 3 (AVX2 only,
 // 2026-11-27): erf: avx2 0.96 / 1.05 (the staged kernels 1.94 / 2.05),
 // onednn 0.92-1.14 / 1.16-1.63; tanh: avx2 0.90 / 1.35 (staged 3.63 /
-// 3.54), onednn 4.08-5.19 / 4.50-5.58.
+// 3.54), onednn 4.08-5.19 / 4.50-5.58. With 2^y folded into the
+// polynomials and Estrin's order (gelu_avx2.cc): erf 0.68-0.85 /
+// 0.79-0.97, tanh 0.47-0.57 / 0.67-0.86 (onednn erf 0.86-1.15 /
+// 1.14-1.70 in the same runs).
 #include <dnnl.hpp>
 
 #include "bench_timing.h"

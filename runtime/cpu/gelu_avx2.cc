@@ -10,12 +10,23 @@
 // tanh form goes through sigma(2u) = 0.5 (1 + tanh(u)) = 1 / (1 + e),
 // e = exp(-2u), as gelu_avx512.cc does.
 //
-// The exp is Cephes' single-precision scheme (range reduction by ln 2 in
-// two parts, a degree-5 polynomial, the power of two built in the exponent
-// bits; about 1 ULP), inlined: the staged form before it (SLEEF's 8-lane
-// exp called per vector over a chunk, the rest in separate loops) took
-// 1.94 / 2.05 ns per element forward / backward on a Zen 3 EPYC against
-// oneDNN's eltwise GELU at 0.92 / 1.16 (bench/kernels/gelu_kernels).
+// Both forms need e^v only as 2^y with y folded into the polynomial they
+// already evaluate (y = -x^2 log2(e) / 2, or x (A + B x^2) for the tanh
+// form), so there is no ln 2 reduction: k = round(y), 2^(y - k) by
+// Cephes' exp2f polynomial, the power of two built in the exponent bits;
+// y's own rounding costs a relative 4e-8 |y|, far below the A&S error
+// where Phi is not already negligible. The polynomials are evaluated in
+// Estrin's order: Zen 3 keeps only a few vectors' operations in flight, so
+// the kernels were bound by the length of their chains of dependent
+// multiply-adds. Staged (SLEEF's exp called per vector, the rest in
+// separate loops) they took 1.94 / 2.05 ns per element forward / backward
+// on a Zen 3 EPYC, oneDNN's eltwise GELU 0.92 / 1.16 (erf); in registers
+// with a Cephes exp and Horner's rule 0.96 / 1.05 (erf) and 0.90 / 1.35
+// (tanh). Against that form in one process on 2^20 elements, this one
+// takes 0.97 / 1.06 -> 0.87 / 0.98 ns per element (erf) and 0.93 / 1.31
+// -> 0.57 / 0.87 (tanh); bench/kernels/gelu_kernels gave 0.68-0.85 /
+// 0.79-0.97 (erf) and 0.47-0.57 / 0.67-0.86 (tanh) as the host's speed
+// moved, oneDNN 0.86-1.15 / 1.14-1.70 (erf) in the same runs.
 //
 // Every element goes through the same vector code (the last n % 8 through
 // a zero-padded vector), so its bits do not depend on where a call starts:
@@ -38,30 +49,31 @@ constexpr float kCubic = 0.044715f;
 
 inline __m256 splat(float v) { return _mm256_set1_ps(v); }
 
-/// e^v, v <= 88; 0 below -87.3 (where e^v leaves the normal floats).
-inline __m256 exp8(__m256 v) {
-  const __m256 low = splat(-87.33654f);
-  __m256 underflow = _mm256_cmp_ps(v, low, _CMP_LT_OQ);
-  v = _mm256_max_ps(v, low);
-  __m256 k = _mm256_round_ps(_mm256_mul_ps(v, splat(1.44269504088896341f)),
-                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(k, splat(0.693359375f), v);
-  r = _mm256_fnmadd_ps(k, splat(-2.12194440e-4f), r);
-  __m256 p = splat(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, splat(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, splat(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, splat(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, splat(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, splat(5.0000001201e-1f));
-  __m256 e = _mm256_add_ps(
-      _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), splat(1.0f));
+/// 2^y for y in [-126, 126] (the callers clamp): k = round(y), f = y - k
+/// (exact), 2^f = 1 + f P(f) with Cephes' exp2f polynomial on [-1/2, 1/2]
+/// (relative error about 2e-7) in Estrin's order, which halves the chain
+/// of dependent multiply-adds that Horner's rule makes.
+inline __m256 exp2In(__m256 y) {
+  __m256 k = _mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 f = _mm256_sub_ps(y, k);
+  __m256 f2 = _mm256_mul_ps(f, f);
+  __m256 f4 = _mm256_mul_ps(f2, f2);
+  __m256 p01 = _mm256_fmadd_ps(splat(1.535336188319500e-4f), f,
+                               splat(1.339887440266574e-3f));
+  __m256 p23 = _mm256_fmadd_ps(splat(9.618437357674640e-3f), f,
+                               splat(5.550332471162809e-2f));
+  __m256 p45 = _mm256_fmadd_ps(splat(2.402264791363012e-1f), f,
+                               splat(6.931472028550421e-1f));
+  __m256 p = _mm256_fmadd_ps(f4, p01, _mm256_fmadd_ps(f2, p23, p45));
+  __m256 e = _mm256_fmadd_ps(f, p, splat(1.0f));
   __m256i bits = _mm256_slli_epi32(
       _mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
-  e = _mm256_mul_ps(e, _mm256_castsi256_ps(bits));
-  return _mm256_andnot_ps(underflow, e);
+  return _mm256_mul_ps(e, _mm256_castsi256_ps(bits));
 }
 
-/// Phi(x) and g = exp(-x^2 / 2).
+constexpr float kLog2e = 1.44269504088896341f;
+
+/// Phi(x) and g = exp(-x^2 / 2) (0 where that leaves the normal floats).
 inline __m256 normalCdf(__m256 x, __m256 &g) {
   const __m256 a1 = splat(0.254829592f), a2 = splat(-0.284496736f),
                a3 = splat(1.421413741f), a4 = splat(-1.453152027f),
@@ -70,45 +82,58 @@ inline __m256 normalCdf(__m256 x, __m256 &g) {
   __m256 t = _mm256_div_ps(
       splat(1.0f), _mm256_fmadd_ps(absX, splat(0.3275911f * kInvSqrt2),
                                    splat(1.0f)));
-  __m256 q = _mm256_fmadd_ps(a5, t, a4);
-  q = _mm256_fmadd_ps(q, t, a3);
-  q = _mm256_fmadd_ps(q, t, a2);
-  q = _mm256_fmadd_ps(q, t, a1);
-  q = _mm256_mul_ps(q, t);
-  g = exp8(_mm256_mul_ps(splat(-0.5f), _mm256_mul_ps(x, x)));
-  __m256 half = _mm256_mul_ps(_mm256_mul_ps(splat(0.5f), q), g);
+  // q = t (a1 + a2 t + t^2 (a3 + a4 t + a5 t^2)), Estrin's order.
+  __m256 t2 = _mm256_mul_ps(t, t);
+  __m256 q = _mm256_fmadd_ps(a5, t2, _mm256_fmadd_ps(a4, t, a3));
+  q = _mm256_fmadd_ps(q, t2, _mm256_fmadd_ps(a2, t, a1));
+  __m256 halfQ = _mm256_mul_ps(_mm256_mul_ps(splat(0.5f), t), q);
+  // -x^2 / 2 in powers of two.
+  __m256 y = _mm256_mul_ps(_mm256_mul_ps(x, splat(-0.5f * kLog2e)), x);
+  __m256 underflow = _mm256_cmp_ps(y, splat(-126.0f), _CMP_LT_OQ);
+  g = _mm256_andnot_ps(underflow, exp2In(_mm256_max_ps(y, splat(-126.0f))));
+  __m256 half = _mm256_mul_ps(halfQ, g);
   __m256 positive = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ);
   return _mm256_blendv_ps(half, _mm256_sub_ps(splat(1.0f), half), positive);
 }
 
-/// e = exp(-2u), u = sqrt(2/pi) (x + c x^3) clamped to +-40.
+/// e = exp(-2u), u = sqrt(2/pi) (x + c x^3), as 2^(x (A + B x^2)) with the
+/// exponent clamped to +-115 (|u| <= 40).
 inline __m256 tanhFormExp(__m256 x) {
-  __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
-  __m256 u = _mm256_mul_ps(splat(kSqrt2OverPi),
-                           _mm256_fmadd_ps(splat(kCubic), x3, x));
-  u = _mm256_max_ps(_mm256_min_ps(u, splat(40.0f)), splat(-40.0f));
-  return exp8(_mm256_mul_ps(splat(-2.0f), u));
+  constexpr float kA = -2.0f * kLog2e * kSqrt2OverPi;
+  __m256 y = _mm256_mul_ps(
+      x, _mm256_fmadd_ps(splat(kA * kCubic), _mm256_mul_ps(x, x), splat(kA)));
+  y = _mm256_max_ps(_mm256_min_ps(y, splat(115.0f)), splat(-115.0f));
+  return exp2In(y);
 }
+
+/// The tanh form's e stays clamped from |x| about 9 while x^3 goes on
+/// growing: the terms that multiply e (or 1 / e) by x read x clamped to
+/// +-1e4, where they are below 1e-23, so GELU and its gradient stay x or 0
+/// and 1 or 0 up to the largest floats instead of reaching inf * 0.
+constexpr float kTanhFormXBound = 1e4f;
 
 inline __m256 geluOf(bool approxTanh, __m256 x) {
   if (approxTanh)
-    return _mm256_div_ps(x, _mm256_add_ps(splat(1.0f), tanhFormExp(x)));
+    return _mm256_div_ps(_mm256_max_ps(splat(-kTanhFormXBound), x),
+                         _mm256_add_ps(splat(1.0f), tanhFormExp(x)));
   __m256 g;
   return _mm256_mul_ps(x, normalCdf(x, g));
 }
 
 inline __m256 geluGradOf(bool approxTanh, __m256 x) {
   if (approxTanh) {
-    // gelu' = 0.5 (1 + t) + 0.5 x (1 - t^2) u' = s + 2 x e s^2 u',
+    // gelu' = 0.5 (1 + t) + 0.5 x (1 - t^2) u' = s + 2 x (e s) s u',
     // s = 1 / (1 + e), u' = sqrt(2/pi) (1 + 3c x^2).
     __m256 e = tanhFormExp(x);
     __m256 s = _mm256_div_ps(splat(1.0f), _mm256_add_ps(splat(1.0f), e));
-    __m256 du = _mm256_mul_ps(
-        splat(kSqrt2OverPi),
-        _mm256_fmadd_ps(splat(3.0f * kCubic), _mm256_mul_ps(x, x), splat(1.0f)));
-    __m256 tail = _mm256_mul_ps(_mm256_mul_ps(splat(2.0f), x),
-                                _mm256_mul_ps(e, _mm256_mul_ps(s, s)));
-    return _mm256_fmadd_ps(tail, du, s);
+    __m256 xc = _mm256_max_ps(splat(-kTanhFormXBound),
+                              _mm256_min_ps(splat(kTanhFormXBound), x));
+    __m256 du = _mm256_fmadd_ps(splat(2.0f * kSqrt2OverPi * 3.0f * kCubic),
+                                _mm256_mul_ps(xc, xc),
+                                splat(2.0f * kSqrt2OverPi));
+    __m256 tail = _mm256_mul_ps(_mm256_mul_ps(xc, du),
+                                _mm256_mul_ps(_mm256_mul_ps(e, s), s));
+    return _mm256_add_ps(tail, s);
   }
   // gelu' = Phi(x) + x phi(x), phi the standard normal density.
   __m256 g;

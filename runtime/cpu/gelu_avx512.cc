@@ -38,6 +38,12 @@ constexpr float kInvSqrt2Pi = 0.3989422804014327f;  // 1 / sqrt(2 pi)
 constexpr float kSqrt2OverPi = 0.7978845608028654f; // sqrt(2 / pi)
 constexpr float kCubic = 0.044715f;
 
+/// The tanh form's e stays clamped from |x| about 9 while x^3 goes on
+/// growing: the terms that multiply e (or 1 / e) by x read x clamped to
+/// +-1e4, where they are below 1e-23, so GELU and its gradient stay x or 0
+/// and 1 or 0 up to the largest floats instead of reaching inf * 0.
+constexpr float kTanhFormXBound = 1e4f;
+
 /// The tanh form through sigma(2u) = 0.5 (1 + tanh(u)) = 1 / (1 + e),
 /// e = exp(-2u), and 0.5 (1 - tanh(u)^2) = 2 e sigma(2u)^2, which keep their
 /// relative accuracy in both tails where 1 - tanh(u)^2 and 1 + tanh(u)
@@ -104,7 +110,7 @@ void forward(bool approxTanh, const float *xp, const float *bias, float *yp,
               AlignedOut y(ys, len);
               withBias(In(xs, len), bs, [&](const auto &x) {
                 if (approxTanh)
-                  y = x / (1.0f + tanhFormExp(x));
+                  y = x.max(-kTanhFormXBound) / (1.0f + tanhFormExp(x));
                 else
                   y = 0.5f * x * (1.0f + (kInvSqrt2 * x).erf());
               });
@@ -128,8 +134,9 @@ void backward(bool approxTanh, const float *dyp, const float *xp,
                   auto sc = s.head(len);
                   ec = tanhFormExp(x);
                   sc = 1.0f / (1.0f + ec);
-                  dx = dy * (sc + 2.0f * x * ec * sc.square() * kSqrt2OverPi *
-                                      (1.0f + 3.0f * kCubic * x.square()));
+                  auto xc = x.min(kTanhFormXBound).max(-kTanhFormXBound);
+                  dx = dy * (sc + 2.0f * xc * ec * sc.square() * kSqrt2OverPi *
+                                      (1.0f + 3.0f * kCubic * xc.square()));
                   return;
                 }
                 // gelu' = Phi(x) + x phi(x), phi the standard normal

@@ -287,6 +287,33 @@ TEST_P(Gelu, AndItsGradientToFloatAccuracy) {
   }
 }
 
+// Far out, GELU is x or 0 and its gradient 1 or 0, up to the largest
+// floats (where the tanh form's x^3 overflows and its exp is clamped, and
+// the erf form's x^2 / 2 leaves the floats); NaN stays NaN. Nine values,
+// so the last goes through the tail vector.
+TEST_P(Gelu, IsXOrZeroFarOutUpToTheLargestFloats) {
+  bool approxTanh = std::get<1>(GetParam());
+  const float big = std::numeric_limits<float>::max();
+  std::vector<float> x = {-big, -1e30f, -1e6f, -40.0f, 40.0f,
+                          1e6f, 1e30f,  big,   std::nanf("")};
+  size_t n = x.size();
+  std::vector<float> y(n), dx(n), dy(n, 1.0f);
+  pdrt_gelu(nullptr, approxTanh, x.data(), y.data(), (int64_t)n);
+  pdrt_gelu_grad(nullptr, approxTanh, dy.data(), x.data(), dx.data(),
+                 (int64_t)n);
+  for (size_t i = 0; i + 1 < n; ++i) {
+    if (x[i] > 0) {
+      EXPECT_EQ(y[i], x[i]) << "x=" << x[i];
+      EXPECT_EQ(dx[i], 1.0f) << "x=" << x[i];
+    } else {
+      EXPECT_LE(std::fabs(y[i]), 1e-20f) << "x=" << x[i];
+      EXPECT_LE(std::fabs(dx[i]), 1e-20f) << "x=" << x[i] << " dx=" << dx[i];
+    }
+  }
+  EXPECT_TRUE(std::isnan(y[n - 1]));
+  EXPECT_TRUE(std::isnan(dx[n - 1]));
+}
+
 // The fused bias gradient (pd-fuse-bias-gradients): dx bit for bit that of
 // pdrt_gelu_grad over the whole tensor, db that of pdrt_sum_to of dx to the
 // last dimension; rows whose width leaves a tail, and the benchmark GPT's.
