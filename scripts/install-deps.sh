@@ -11,7 +11,7 @@ PKGS=(
   # ONNX import
   libonnx-dev libprotobuf-dev protobuf-compiler
   # runtime: BLAS and MPI
-  libopenblas-dev libsleef-dev libdnnl-dev libxsmm-dev libeigen3-dev libopenmpi-dev openmpi-bin nlohmann-json3-dev
+  libopenblas-dev libsleef-dev libdnnl-dev libxsmm-dev libopenmpi-dev openmpi-bin nlohmann-json3-dev
   # tests
   libgtest-dev python3-numpy python3-onnx python3-torch python3-torchvision
   libonnx-testdata

@@ -1,10 +1,10 @@
 // Micro-benchmark: which GELU kernel pdrt runs on the CPU. GELU and its
 // gradient over the small benchmark GPT's MLP activation (8 x 128 x 1024
 // floats), single thread, warm caches, ns per element, erf and tanh forms:
-//   pdrt avx2     what pdrt runs without AVX-512: 8 lanes in registers,
-//                 an inlined exp (gelu_avx2.cc)
-//   pdrt avx512   what pdrt runs on AVX-512 CPUs: one Eigen expression per
-//                 kernel (gelu_avx512.cc)
+//   pdrt avx2     what pdrt runs without AVX-512: gelu_lanes.h's kernels
+//                 on 8 lanes (gelu_avx2.cc)
+//   pdrt avx512   what pdrt runs on AVX-512 CPUs: the same on 16 lanes
+//                 (gelu_avx512.cc; until 2026-11-27 Eigen expressions)
 //   onednn        oneDNN's eltwise primitive (gelu_erf / gelu_tanh), created
 //                 once, forward_training and backward
 // Build and run: bench/kernels/run.sh gelu_kernels
@@ -17,7 +17,10 @@
 // 3.54), onednn 4.08-5.19 / 4.50-5.58. With 2^y folded into the
 // polynomials and Estrin's order (gelu_avx2.cc): erf 0.68-0.85 /
 // 0.79-0.97, tanh 0.47-0.57 / 0.67-0.86 (onednn erf 0.86-1.15 /
-// 1.14-1.70 in the same runs).
+// 1.14-1.70 in the same runs). On an Intel Xeon (model 207, AVX-512,
+// 2026-11-27, three alternating runs): avx512 erf 0.44-0.69 / 0.48-0.80
+// (Eigen's 0.34-0.55 / 0.62-1.05), tanh 0.37-0.54 / 0.51-0.81 (Eigen's
+// 0.59-0.93 / 0.95-1.30); avx2 erf 0.74-1.16 / 0.79-1.24.
 #include <dnnl.hpp>
 
 #include "bench_timing.h"

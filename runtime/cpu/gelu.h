@@ -1,8 +1,9 @@
 //===- gelu.h - GELU and its gradient, per ISA --------------------*- C++ -*-===//
 //
-// nn.cc's GELU kernels: avx512 (gelu_avx512.cc, Eigen) where
+// nn.cc's GELU kernels: avx512 (gelu_avx512.cc) where
 // pdrt::vmath::hasAvx512(), avx2 (gelu_avx2.cc, the runtime's baseline ISA
-// of AVX2 + FMA) elsewhere. Both namespaces declare the same two kernels.
+// of AVX2 + FMA) elsewhere; both are gelu_lanes.h's template and give the
+// same bits. Both namespaces declare the same two kernels.
 //
 //===----------------------------------------------------------------------===//
 

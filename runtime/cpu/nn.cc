@@ -139,8 +139,8 @@ extern "C" void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
 //===----------------------------------------------------------------------===//
 // GELU: y = 0.5 x (1 + erf(x / sqrt(2))), or 0.5 x (1 + tanh(u)) with
 // u = sqrt(2/pi) (x + 0.044715 x^3); the backward recomputes from x. The
-// kernels of gelu_avx512.cc (Eigen) on AVX-512 CPUs, of gelu_avx2.cc
-// elsewhere.
+// kernels of gelu_avx512.cc on AVX-512 CPUs, of gelu_avx2.cc elsewhere
+// (gelu_lanes.h, the same bits).
 //===----------------------------------------------------------------------===//
 
 namespace {
