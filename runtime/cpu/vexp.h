@@ -10,8 +10,11 @@
 // x is clamped to [-104, 89] first (e^x is 0 below about -103.97 and
 // inf above about 88.72) and NaN passes through. Within 1.01 ULP of e^x
 // over all 2^32 floats (22 of them above 1 ULP; SLEEF's u10 promises 1.0),
-// which test/Unit/runtime/vmath_test.cc samples densely. gelu_avx2.cc
-// keeps its own narrower form (no NaN, subnormals flushed).
+// which test/Unit/runtime/vmath_test.cc samples densely. The GELU kernels
+// (gelu_lanes.h) take their exponential as 2^y of an exponent they fold
+// into their own polynomials instead. Written in Estrin's order, as they
+// are, this polynomial ran 4% faster and within 1.039 ULP (233 floats
+// above 1 ULP): kept in Horner's.
 //
 // The 8- and 16-lane forms are one template over the same sequence of
 // simd_ops.h operations, each a single rounding (every multiply-add
