@@ -12,6 +12,8 @@
 #ifndef PDRT_CPU_AVX2_LANES_H
 #define PDRT_CPU_AVX2_LANES_H
 
+#include "simd_ops.h"
+
 #include <immintrin.h>
 
 #include <cstdint>
@@ -21,9 +23,7 @@ namespace pdrt::avx2 {
 /// The lanes of a vector that starts `left` elements before a row's end
 /// (all 8, or the first `left`) as a mask for maskload and maskstore.
 inline __m256i laneMask(int64_t left) {
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  int kept = left < 8 ? (int)left : 8;
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(kept), lane);
+  return simd::firstLanes(__m256(), left);
 }
 
 /// Lanes 0-3 of v as doubles.

@@ -10,6 +10,8 @@
 #ifndef PDRT_CPU_AVX512_LANES_H
 #define PDRT_CPU_AVX512_LANES_H
 
+#include "simd_ops.h"
+
 #include <immintrin.h>
 
 #include <cstdint>
@@ -21,7 +23,7 @@ constexpr __mmask16 kAllLanes = 0xFFFF;
 /// The lanes of a vector that starts `left` elements before a row's end:
 /// all 16, or the first `left`.
 inline __mmask16 laneMask(int64_t left) {
-  return left >= 16 ? kAllLanes : static_cast<__mmask16>((1u << left) - 1);
+  return simd::firstLanes(__m512(), left);
 }
 
 /// Lanes 0-7 of v as doubles.

@@ -50,19 +50,19 @@ PDRT_SIMD_INLINE __m256 abs(__m256 a) {
 PDRT_SIMD_INLINE __m256 roundNearest(__m256 a) {
   return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
-/// 2^k for the integral floats k in [-126, 127].
-PDRT_SIMD_INLINE __m256 pow2(__m256 k) {
-  __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
+/// 2^k for the integers k in [-126, 127], built in the exponent bits.
+PDRT_SIMD_INLINE __m256 pow2(__m256i k) {
+  return _mm256_castsi256_ps(
+      _mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
 }
+/// 2^k for the integral floats k in [-126, 127].
+PDRT_SIMD_INLINE __m256 pow2(__m256 k) { return pow2(_mm256_cvtps_epi32(k)); }
 /// 2^(k >> 1) and 2^(k - (k >> 1)) for the integral floats k.
 PDRT_SIMD_INLINE void halfPowers(__m256 k, __m256 &p, __m256 &q) {
   __m256i ki = _mm256_cvtps_epi32(k);
   __m256i lo = _mm256_srai_epi32(ki, 1);
-  __m256i hi = _mm256_sub_epi32(ki, lo);
-  __m256i bias = _mm256_set1_epi32(127);
-  p = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(lo, bias), 23));
-  q = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(hi, bias), 23));
+  p = pow2(lo);
+  q = pow2(_mm256_sub_epi32(ki, lo));
 }
 PDRT_SIMD_INLINE __m256 lessThan(__m256 a, __m256 b) {
   return _mm256_cmp_ps(a, b, _CMP_LT_OQ);
@@ -83,10 +83,11 @@ PDRT_SIMD_INLINE __m256 zeroWhere(__m256 mask, __m256 v) {
 }
 PDRT_SIMD_INLINE __m256 load(__m256, const float *p) { return _mm256_loadu_ps(p); }
 PDRT_SIMD_INLINE void store(float *p, __m256 v) { _mm256_storeu_ps(p, v); }
-/// The mask of the first `count` (< 8) lanes for maskload / maskstore.
+/// The mask of the first min(count, 8) lanes for maskload / maskstore.
 PDRT_SIMD_INLINE __m256i firstLanes(__m256, int64_t count) {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)count), lane);
+  int kept = count < 8 ? (int)count : 8;
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(kept), lane);
 }
 /// The lanes of `mask` loaded, zeros elsewhere (nothing past them read).
 PDRT_SIMD_INLINE __m256 loadLanes(const float *p, __m256i mask) {
@@ -116,17 +117,16 @@ PDRT_SIMD_INLINE __m512 abs(__m512 a) { return _mm512_abs_ps(a); }
 PDRT_SIMD_INLINE __m512 roundNearest(__m512 a) {
   return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
-PDRT_SIMD_INLINE __m512 pow2(__m512 k) {
-  __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127));
-  return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
+PDRT_SIMD_INLINE __m512 pow2(__m512i k) {
+  return _mm512_castsi512_ps(
+      _mm512_slli_epi32(_mm512_add_epi32(k, _mm512_set1_epi32(127)), 23));
 }
+PDRT_SIMD_INLINE __m512 pow2(__m512 k) { return pow2(_mm512_cvtps_epi32(k)); }
 PDRT_SIMD_INLINE void halfPowers(__m512 k, __m512 &p, __m512 &q) {
   __m512i ki = _mm512_cvtps_epi32(k);
   __m512i lo = _mm512_srai_epi32(ki, 1);
-  __m512i hi = _mm512_sub_epi32(ki, lo);
-  __m512i bias = _mm512_set1_epi32(127);
-  p = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(lo, bias), 23));
-  q = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(hi, bias), 23));
+  p = pow2(lo);
+  q = pow2(_mm512_sub_epi32(ki, lo));
 }
 PDRT_SIMD_INLINE __mmask16 lessThan(__m512 a, __m512 b) {
   return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ);
@@ -145,8 +145,10 @@ PDRT_SIMD_INLINE __m512 zeroWhere(__mmask16 mask, __m512 v) {
 }
 PDRT_SIMD_INLINE __m512 load(__m512, const float *p) { return _mm512_loadu_ps(p); }
 PDRT_SIMD_INLINE void store(float *p, __m512 v) { _mm512_storeu_ps(p, v); }
+/// The mask of the first min(count, 16) lanes.
 PDRT_SIMD_INLINE __mmask16 firstLanes(__m512, int64_t count) {
-  return static_cast<__mmask16>((1u << count) - 1);
+  return count >= 16 ? static_cast<__mmask16>(0xFFFF)
+                     : static_cast<__mmask16>((1u << count) - 1);
 }
 PDRT_SIMD_INLINE __m512 loadLanes(const float *p, __mmask16 mask) {
   return _mm512_maskz_loadu_ps(mask, p);
