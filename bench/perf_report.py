@@ -1,4 +1,5 @@
 """The markdown report of bench/perf_suite.py, from its JSON result."""
+import statistics
 
 
 def mib(kib):
@@ -41,8 +42,8 @@ def header(result):
                                 "roofline": "its roofline model"}.get(
                                     s.get("pdc_costs", "roofline"), s.get("pdc_costs", "")),
         "- rounds: every configuration of a model runs once per round, one after "
-        "the other; ms/step is the median of its rounds' medians, in brackets "
-        "their range",
+        "the other (every second round in reverse order); ms/step is the median "
+        "of its rounds' medians, in brackets their range",
     ]
     lines.append("- single-thread sgemm rate (torch.mm, or dnnl_sgemm for oneDNN, "
                  f"n x n x n, best of {s['steps']} calls), at the start and the end "
@@ -126,7 +127,8 @@ def model_table(model):
              "| of 1-core sgemm | per process | peak RSS MiB per process | loss step 1 |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += ["| " + " | ".join(row_cells(row)) + " |" for row in model["rows"]]
-    for line in (ceiling_line(model), splits_line(model), op_profile_line(model)):
+    for line in (ceiling_line(model), host_roofline_line(model), splits_line(model),
+                 op_profile_line(model)):
         if line:
             lines += ["", line]
     return lines
@@ -207,17 +209,52 @@ README_END = "<!-- perf_suite:end -->"
 def goal_ratios(model):
     """pdc d=1 over the faster torch eager, pdc 2bw d=2 over the best
     torch.distributed.pipelining schedule on 2 ranks and over pdc d=1
-    (throughput ratios, as text)."""
+    (throughput ratios, as text): of the rows' medians, and with several
+    rounds also each round's, from that round's runs."""
     ok = [r for r in model["rows"] if r["status"] == "ok"]
     def best(pred):
-        times = [r["median_s"] for r in ok if pred(r)]
-        return min(times) if times else None
+        def time(round_index=None):
+            times = [r["median_s"] if round_index is None else r["round_median_s"][round_index]
+                     for r in ok if pred(r)]
+            return min(times) if times else None
+        return time
     eager = best(lambda r: r["side"] in ("torch113", "torch2"))
     pipe = best(lambda r: r["side"] == "pipelining" and r["d"] == 2)
     d1 = best(lambda r: r["side"] == "pdc" and r["d"] == 1 and r["schedule"] == "2bw")
     d2 = best(lambda r: r["side"] == "pdc" and r["d"] == 2 and r["schedule"] == "2bw")
-    ratio = lambda a, b: f"{a / b:.2f}x" if a and b else "-"
+    rounds = min((len(r["round_median_s"]) for r in ok), default=0)
+    def ratio(a, b):
+        if not (a() and b()):
+            return "-"
+        text = f"{a() / b():.2f}x"
+        if rounds > 1:
+            text += " (rounds " + ", ".join(f"{a(i) / b(i):.2f}x" for i in range(rounds)) + ")"
+        return text
     return ratio(eager, d1), ratio(pipe, d2), ratio(d1, d2)
+
+
+def host_roofline_line(model):
+    """pdc d=1 2bw's and the eager sides' fractions of the GEMM roofline
+    against the sgemm rate the quiet gate measured just before each of
+    their runs (the host's speed at the time, where the roofline is the
+    best of the run); None without a quiet gate."""
+    parts = []
+    for row in model["rows"]:
+        fractions = [f for f in row.get("host_roofline") or [] if f]
+        wanted = (row["side"] in ("torch113", "torch2") or
+                  (row["side"], row["d"], row["schedule"]) == ("pdc", 1, "2bw"))
+        if row["status"] != "ok" or not wanted or not fractions:
+            continue
+        label = "pdc d=1 2bw" if row["side"] == "pdc" else row["side"]
+        text = f"{label} {statistics.median(fractions):.2f}"
+        if len(fractions) > 1:
+            text += " (rounds " + ", ".join(f"{f:.2f}" for f in fractions) + ")"
+        parts.append(text)
+    if not parts:
+        return None
+    return ("Of the GEMM roofline against oneDNN's sgemm rate measured just before each "
+            "run (the quiet gate; the host's speed at the time), median over rounds: " +
+            "; ".join(parts) + ".")
 
 
 def ceiling_line(model):
@@ -277,7 +314,7 @@ def readme_section(result):
         e, p, s = goal_ratios(model)
         lines += ["", f"pdc d=1 / faster torch eager: {e}; pdc 2bw d=2 / best "
                   f"torch.distributed.pipelining schedule: {p}; pdc 2bw d=2 / pdc d=1: {s}.", ""]
-        for line in (ceiling_line(model), splits_line(model)):
+        for line in (ceiling_line(model), host_roofline_line(model), splits_line(model)):
             if line:
                 lines += [line, ""]
         profile = op_profile_line(model, top=False)

@@ -30,13 +30,16 @@ is reported as "did not run: <reason>".
 
 The machine's other load moves single runs by 5-15% here, so a model can be
 measured in --rounds rounds: every configuration runs once per round, one
-after the other, and a row reports the median of its rounds' medians and
-their range. Load that comes and goes then hits every side alike instead of
-the one that happened to run at the time. With --quiet-gate F every run
-first waits (up to --quiet-wait seconds) until oneDNN's single-thread
-sgemm rate is at least F of the best seen in the suite, so that the runs
-fall in the host's quiet spells; the report says how many waited and how
-many started below the gate.
+after the other (every second round in reverse order), and a row reports
+the median of its rounds' medians and their range; the goal ratios are
+also given per round, each from runs of the same round. Load that comes
+and goes then hits every side alike instead of the one that happened to
+run at the time. With --quiet-gate F every run first waits (up to
+--quiet-wait seconds) until oneDNN's single-thread sgemm rate is at least
+F of the best seen in the suite, so that the runs fall in the host's quiet
+spells; the report says how many waited and how many started below the
+gate, and pdc's fraction of the GEMM roofline against the rate measured
+just before each of its runs as well.
 
 Not a test. Run under /usr/bin/python3, e.g. a quick check:
   bench/perf_suite.py --models small --layers 2 --embd 64 --seq 32 --steps 4 --warmup 1
@@ -377,6 +380,13 @@ def run_round(row, measure, gate=None):
            else row["status"]), flush=True)
 
 
+def round_order(jobs, index):
+    """The configurations of round `index` (from 0): in order in even rounds,
+    reversed in odd ones, so that a drift of the host's speed over a round
+    (a slow spell setting in or passing) falls on both ends alike."""
+    return jobs if index % 2 == 0 else jobs[::-1]
+
+
 def merge_rounds(row):
     """A row's fields from its rounds: the median of the rounds' medians
     and their range, every round's step times, the peak RSS per process
@@ -390,9 +400,9 @@ def merge_rounds(row):
                peak_rss_kib=[max(k or 0 for k in ks) or None
                              for ks in zip(*(r["peak_rss_kib"] for r in rounds))],
                loss_step1=rounds[0]["loss_step1"], blas=rounds[0]["blas"])
-    hosts = [r["host_gflops"] for r in rounds if "host_gflops" in r]
-    if hosts:
-        row["host_gflops"] = hosts
+    hosts = [r.get("host_gflops") for r in rounds]
+    if any(hosts):
+        row["host_gflops"] = hosts  # None for a round the gate could not measure
     if "split_gemms" in rounds[0]:
         row["split_gemms"] = rounds[0]["split_gemms"]
     return row
@@ -706,6 +716,10 @@ def finish_rows(rows, flops, roofline_gflops, global_batch):
         if flops and roofline_gflops:
             row["roofline"] = copies * flops / (roofline_gflops * 1e9) / row["median_s"]
             row["roofline_per_process"] = row["roofline"] / row["d"]
+        if flops and row.get("host_gflops"):
+            # Against the rate the quiet gate measured just before each round's run.
+            row["host_roofline"] = [g and copies * flops / (g * 1e9) / t for g, t in
+                                    zip(row["host_gflops"], row["round_median_s"])]
 
 
 def loadavg():
@@ -755,7 +769,7 @@ def main():
         rounds = args.rounds[model.name]
         for r in range(rounds):
             print(f"round {r + 1} of {rounds}", flush=True)
-            for row, measure in jobs:
+            for row, measure in round_order(jobs, r):
                 run_round(row, measure, gate)
         rows = [merge_rounds(row) for row, _ in jobs]
         entry = {"name": model.name, "config": model.config,
