@@ -252,9 +252,10 @@ def host_roofline_line(model):
         parts.append(text)
     if not parts:
         return None
-    return ("Of the GEMM roofline against oneDNN's sgemm rate measured just before each "
-            "run (the quiet gate; the host's speed at the time), median over rounds: " +
-            "; ".join(parts) + ".")
+    return ("Plan FLOPs per step over oneDNN's sgemm rate measured just before each run "
+            "(the quiet gate: the host's speed as the run started, which moves within "
+            "a run, so this is no roofline and can exceed 1) and over the step time, "
+            "median over rounds: " + "; ".join(parts) + ".")
 
 
 def ceiling_line(model):

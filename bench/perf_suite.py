@@ -38,8 +38,8 @@ run at the time. With --quiet-gate F every run first waits (up to
 --quiet-wait seconds) until oneDNN's single-thread sgemm rate is at least
 F of the best seen in the suite, so that the runs fall in the host's quiet
 spells; the report says how many waited and how many started below the
-gate, and pdc's fraction of the GEMM roofline against the rate measured
-just before each of its runs as well.
+gate, and sets the plan's FLOPs of pdc d=1 and the eager sides against
+the rate measured just before each of their runs as well.
 
 Not a test. Run under /usr/bin/python3, e.g. a quick check:
   bench/perf_suite.py --models small --layers 2 --embd 64 --seq 32 --steps 4 --warmup 1
