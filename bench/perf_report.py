@@ -234,10 +234,11 @@ def goal_ratios(model):
 
 
 def host_roofline_line(model):
-    """pdc d=1 2bw's and the eager sides' fractions of the GEMM roofline
-    against the sgemm rate the quiet gate measured just before each of
-    their runs (the host's speed at the time, where the roofline is the
-    best of the run); None without a quiet gate."""
+    """pdc d=1 2bw's and the eager sides' plan FLOPs per step over the
+    sgemm rate the quiet gate measured just before each of their runs and
+    over the step time (row["host_roofline"]: the host's speed as the run
+    started, where the roofline is the best rate of the suite; it is no
+    bound, the host speeds up within runs); None without a quiet gate."""
     parts = []
     for row in model["rows"]:
         fractions = [f for f in row.get("host_roofline") or [] if f]
