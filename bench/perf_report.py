@@ -127,7 +127,7 @@ def model_table(model):
              "| of 1-core sgemm | per process | peak RSS MiB per process | loss step 1 |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += ["| " + " | ".join(row_cells(row)) + " |" for row in model["rows"]]
-    for line in (ceiling_line(model), host_roofline_line(model), splits_line(model),
+    for line in (ceiling_line(model), host_rate_line(model), splits_line(model),
                  op_profile_line(model)):
         if line:
             lines += ["", line]
@@ -233,15 +233,15 @@ def goal_ratios(model):
     return ratio(eager, d1), ratio(pipe, d2), ratio(d1, d2)
 
 
-def host_roofline_line(model):
+def host_rate_line(model):
     """pdc d=1 2bw's and the eager sides' plan FLOPs per step over the
     sgemm rate the quiet gate measured just before each of their runs and
-    over the step time (row["host_roofline"]: the host's speed as the run
+    over the step time (row["host_rate_fraction"]: the host's speed as the run
     started, where the roofline is the best rate of the suite; it is no
     bound, the host speeds up within runs); None without a quiet gate."""
     parts = []
     for row in model["rows"]:
-        fractions = [f for f in row.get("host_roofline") or [] if f]
+        fractions = [f for f in row.get("host_rate_fraction") or [] if f]
         wanted = (row["side"] in ("torch113", "torch2") or
                   (row["side"], row["d"], row["schedule"]) == ("pdc", 1, "2bw"))
         if row["status"] != "ok" or not wanted or not fractions:
@@ -316,7 +316,7 @@ def readme_section(result):
         e, p, s = goal_ratios(model)
         lines += ["", f"pdc d=1 / faster torch eager: {e}; pdc 2bw d=2 / best "
                   f"torch.distributed.pipelining schedule: {p}; pdc 2bw d=2 / pdc d=1: {s}.", ""]
-        for line in (ceiling_line(model), host_roofline_line(model), splits_line(model)):
+        for line in (ceiling_line(model), host_rate_line(model), splits_line(model)):
             if line:
                 lines += [line, ""]
         profile = op_profile_line(model, top=False)

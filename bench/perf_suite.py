@@ -718,7 +718,7 @@ def finish_rows(rows, flops, roofline_gflops, global_batch):
             row["roofline_per_process"] = row["roofline"] / row["d"]
         if flops and row.get("host_gflops"):
             # Against the rate the quiet gate measured just before each round's run.
-            row["host_roofline"] = [g and copies * flops / (g * 1e9) / t for g, t in
+            row["host_rate_fraction"] = [g and copies * flops / (g * 1e9) / t for g, t in
                                     zip(row["host_gflops"], row["round_median_s"])]
 
 
