@@ -52,7 +52,8 @@ static void markFunction(func::FuncOp fn) {
 /// Whether `op` costs nothing at run time: a view, a parameter read, a
 /// constant (or a mark already there).
 static bool isFree(Operation *op) {
-  if (isa<ParamRefOp, ConstantOp, ProfileMarkOp>(op))
+  if (isa<ParamRefOp, ConstantOp, ProfileMarkOp, InterleaveBeginOp,
+          InterleaveEndOp>(op))
     return true;
   return isa<ReshapeOp, SliceOp>(op) &&
          PDDialect::ViewAttrHelper(op->getContext()).isAttrPresent(op);

@@ -176,6 +176,14 @@ void mlir::pd::populateStageRuntimePatterns(RuntimePatterns &patterns) {
     b.call(RuntimeFn::pdrt_profile_mark, {b.ctx(), b.i64(mark.getId())});
     return success();
   });
+  patterns.add<InterleaveBeginOp>([](InterleaveBeginOp, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_interleave_begin, {b.ctx()});
+    return success();
+  });
+  patterns.add<InterleaveEndOp>([](InterleaveEndOp, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_interleave_end, {b.ctx()});
+    return success();
+  });
   patterns.add<ReportLossOp>([](ReportLossOp r, RuntimeCallBuilder &b) {
     b.call(RuntimeFn::pdrt_report_loss, {b.ctx(), b.address(r.getLoss())});
     return success();

@@ -269,9 +269,7 @@ static_assert(BatchMatMulOp::kCausalBlock == PDRT_CAUSAL_BLOCK,
               "the FLOPs of a causal GEMM count other blocks than it runs");
 
 static LogicalResult lowerBatchMatMul(RuntimeCallBuilder &b, BatchMatMulOp mm) {
-  if (mm.getLhsPerm() || mm.getRhsPerm() || mm.getResultPerm() ||
-      mm.getLhsSelect() || mm.getRhsSelect() || mm.getTriangle() ||
-      mm.getResultPart())
+  if (mm.isStrided())
     return lowerStridedBatchMatMul(b, mm);
   auto out = shapeOf(mm);
   int64_t m = out[out.size() - 2], n = out.back();

@@ -589,6 +589,38 @@ def ConcatInPlacePass : Pass<"pd-concat-in-place", "::mlir::ModuleOp"> {
   }];
 }
 
+def InterleaveBatchedOpsPass : Pass<"pd-interleave-batched-ops", "::mlir::ModuleOp"> {
+  let summary = "Runs attention's batched kernels entry by entry.";
+  let description = [{
+    On the allocated stage functions: a run of strided `pd.batch_matmul`s
+    (a perm, select, triangle or concat part) and `pd.masked_softmax` /
+    `pd.masked_softmax_grad`s, with only views, constants and parameter
+    reads between them, whose GEMMs have the same number of batch entries
+    (at least 2) and whose softmaxes' rows divide into them, gets
+    `pd.interleave_begin` before it and `pd.interleave_end` after it.
+    The runtime records the group's calls and runs them batch entry by
+    batch entry: attention's backward (dP = dO V^T, dS, dK, dV, dQ) then
+    works on one (batch, head)'s scores while they are in L2, instead of
+    streaming all of them through memory once per kernel. The runtime
+    checks, once per group and set of addresses, that every byte two calls
+    share (one writing) lies in the same rows of the same entry, and runs
+    the group whole and in order otherwise; this pass only finds the runs.
+    Not in a profiling stage, which times the ops the planner prices.
+
+    ```mlir
+    %dp = pd.batch_matmul %do, %qkv {..., triangle = #pd.triangle<result_lower>} : ...
+    %ds = pd.masked_softmax_grad %dp, %p {causal, ...} : ...
+    %dk = pd.batch_matmul %ds, %qkv {pd.concat_part = ..., ...} : ...
+    // becomes
+    pd.interleave_begin
+    %dp = ...
+    %ds = ...
+    %dk = ...
+    pd.interleave_end
+    ```
+  }];
+}
+
 def AccumulateInPlacePass : Pass<"pd-accumulate-in-place", "::mlir::ModuleOp"> {
   let summary = "Computes weight gradients of matmuls and embeddings straight into their accumulators.";
   let description = [{

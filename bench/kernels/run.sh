@@ -12,7 +12,7 @@ trap 'rm -rf "$out"' EXIT
 pdrt=()
 if grep -q '"pdrt/pdrt.h"' "$here/$name.cc"; then
   [ -f "$root/build/lib/libpdrt_core.a" ] || { echo "build pdc first (build/lib/libpdrt_core.a)" >&2; exit 1; }
-  pdrt=(-I"$root/runtime/include" -I"$root/runtime" "$root/build/lib/libpdrt_core.a" $(mpicxx --showme:link) -fopenmp)
+  pdrt=(-I"$root/runtime/include" -I"$root/runtime" $(mpicxx --showme:compile) "$root/build/lib/libpdrt_core.a" $(mpicxx --showme:link) -fopenmp)
 fi
 c++ -O2 -mavx2 -mfma -std=c++17 "$here/$name.cc" -I/usr/include/x86_64-linux-gnu/openblas-pthread \
   "${pdrt[@]}" -lxsmm -lopenblas -ldnnl -lsleef -lrt -ldl -o "$out/$name"

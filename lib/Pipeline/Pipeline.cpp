@@ -112,6 +112,11 @@ void mlir::pd::addBuffersPhase(OpPassManager &pm,
   buffers.microbatches = options.microbatches;
   buffers.optimizer = options.optimizer;
   pm.addPass(createAllocateBuffersPass(buffers));
+  // Attention's batched kernels run entry by entry, each (batch, head)'s
+  // scores in cache from kernel to kernel (on the allocated functions,
+  // where views are known). Not in the profiling stage.
+  if (!options.profileMarks)
+    pm.addPass(createInterleaveBatchedOpsPass());
 }
 
 namespace {

@@ -10,10 +10,13 @@
 // and the gradient's dot products are in double over 16 lanes (vmath::sum,
 // vmath::dot), as in pdrt_softmax and pdrt_softmax_grad, whose bits they
 // reproduce: a serial double sum was one 4-cycle dependency per element.
+// Inside pdrt_interleave_begin / _end a call is recorded and run in equal
+// runs of rows, one per batch entry of the group (exec/interleave.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "exec/context.h"
+#include "exec/interleave.h"
 #include "pdrt/pdrt.h"
 #include "vmath.h"
 
@@ -21,6 +24,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
 namespace {
@@ -77,26 +81,18 @@ void scaledSoftmaxMasked(const float *x, const uint8_t *mask, float *y,
     std::memset(y, 0, dim * sizeof(float));
 }
 
-} // namespace
-
-extern "C" void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x,
-                                    const uint8_t *mask, float *y,
-                                    int64_t rows, int64_t dim,
-                                    int64_t mask_rows, float scale,
-                                    int64_t block) {
-  if (pdrt::hasError(ctx) || rows <= 0 || dim <= 0)
-    return;
-  if (!mask) {
-    for (int64_t r = 0; r < rows; ++r)
+/// pdrt_masked_softmax over rows [first, last), the masks' kept prefixes
+/// (keptPrefix, -1: not a prefix) given.
+void maskedSoftmaxRows(const float *x, const uint8_t *mask, float *y,
+                       int64_t first, int64_t last, int64_t dim,
+                       const std::vector<int64_t> &prefix, float scale,
+                       int64_t block) {
+  for (int64_t r = first; r < last; ++r) {
+    if (!mask) {
       scaledSoftmaxPrefix(x + r * dim, y + r * dim, dim, dim, scale);
-    return;
-  }
-  // Each mask row's kept prefix, once for all the rows that share it.
-  std::vector<int64_t> prefix(mask_rows);
-  for (int64_t m = 0; m < mask_rows; ++m)
-    prefix[m] = keptPrefix(mask + m * dim, dim);
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t m = r % mask_rows;
+      continue;
+    }
+    int64_t m = r % (int64_t)prefix.size();
     if (prefix[m] >= 0)
       scaledSoftmaxPrefix(x + r * dim, y + r * dim, prefix[m],
                           writtenEnd(prefix[m], dim, block), scale);
@@ -106,23 +102,151 @@ extern "C" void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x,
   }
 }
 
+/// pdrt_masked_softmax_grad over rows [first, last).
+void maskedSoftmaxGradRows(const float *dy, const float *y, float *dx,
+                           int64_t first, int64_t last, int64_t dim,
+                           float scale, int64_t causalRows, int64_t block) {
+  for (int64_t r = first; r < last; ++r) {
+    const float *dyr = dy + r * dim, *yr = y + r * dim;
+    float *dxr = dx + r * dim;
+    // A causal row's tail has y = 0; its dy was not computed
+    // (PDRT_RESULT_LOWER), so only the prefix is read.
+    int64_t n = causalRows > 0 ? std::min(r % causalRows + 1, dim) : dim;
+    float s = (float)pdrt::vmath::dot(dyr, yr, n);
+    for (int64_t k = 0; k < n; ++k)
+      dxr[k] = scale * (yr[k] * (dyr[k] - s));
+    int64_t end = causalRows > 0 ? writtenEnd(n, dim, block) : dim;
+    std::memset(dxr + n, 0, (end - n) * sizeof(float));
+  }
+}
+
+/// Whether `rows` split into `parts` equal runs whose every row sees the
+/// mask (or causal) row it would see in the whole call: the run length is
+/// a multiple of the pattern's period.
+bool splitsRows(int64_t rows, int64_t period, int64_t parts) {
+  if (parts == 1)
+    return true;
+  if (parts <= 0 || rows % parts != 0)
+    return false;
+  return period <= 0 || (rows / parts) % period == 0;
+}
+
+/// `parts` equal runs of `rows` rows of `dim` floats from `base`.
+pdrt::EntryAccess rowRuns(const float *base, int64_t rows, int64_t dim,
+                          int64_t parts, bool write) {
+  pdrt::EntryAccess e;
+  e.write = write;
+  e.rows = rows / parts;
+  e.rowBytes = e.ldBytes = dim * (int64_t)sizeof(float);
+  for (int64_t i = 0; i < parts; ++i)
+    e.bases.push_back((uintptr_t)(base + i * e.rows * dim));
+  return e;
+}
+
+/// A pdrt_masked_softmax call recorded in an interleaved group.
+class DeferredMaskedSoftmax : public pdrt::DeferredKernel {
+public:
+  DeferredMaskedSoftmax(const float *x, const uint8_t *mask, float *y,
+                        int64_t rows, int64_t dim, std::vector<int64_t> prefix,
+                        float scale, int64_t block)
+      : x_(x), mask_(mask), y_(y), rows_(rows), dim_(dim),
+        prefix_(std::move(prefix)), scale_(scale), block_(block) {}
+  bool splits(int64_t parts) const override {
+    return splitsRows(rows_, mask_ ? (int64_t)prefix_.size() : 0, parts);
+  }
+  void run(pdrt_ctx *, int64_t i, int64_t parts) override {
+    int64_t per = rows_ / parts;
+    maskedSoftmaxRows(x_, mask_, y_, i * per, (i + 1) * per, dim_, prefix_,
+                      scale_, block_);
+  }
+  // The mask is constant data of the stage: no call writes it.
+  void accesses(int64_t parts,
+                std::vector<pdrt::EntryAccess> &out) const override {
+    out.push_back(rowRuns(x_, rows_, dim_, parts, false));
+    out.push_back(rowRuns(y_, rows_, dim_, parts, true));
+  }
+  void key(std::vector<uintptr_t> &out) const override {
+    out.insert(out.end(), {(uintptr_t)x_, (uintptr_t)mask_, (uintptr_t)y_,
+                           (uintptr_t)rows_, (uintptr_t)dim_});
+  }
+
+private:
+  const float *x_;
+  const uint8_t *mask_;
+  float *y_;
+  int64_t rows_, dim_;
+  std::vector<int64_t> prefix_;
+  float scale_;
+  int64_t block_;
+};
+
+/// A pdrt_masked_softmax_grad call recorded in an interleaved group.
+class DeferredMaskedSoftmaxGrad : public pdrt::DeferredKernel {
+public:
+  DeferredMaskedSoftmaxGrad(const float *dy, const float *y, float *dx,
+                            int64_t rows, int64_t dim, float scale,
+                            int64_t causalRows, int64_t block)
+      : dy_(dy), y_(y), dx_(dx), rows_(rows), dim_(dim), scale_(scale),
+        causalRows_(causalRows), block_(block) {}
+  bool splits(int64_t parts) const override {
+    return splitsRows(rows_, causalRows_, parts);
+  }
+  void run(pdrt_ctx *, int64_t i, int64_t parts) override {
+    int64_t per = rows_ / parts;
+    maskedSoftmaxGradRows(dy_, y_, dx_, i * per, (i + 1) * per, dim_, scale_,
+                          causalRows_, block_);
+  }
+  void accesses(int64_t parts,
+                std::vector<pdrt::EntryAccess> &out) const override {
+    out.push_back(rowRuns(dy_, rows_, dim_, parts, false));
+    out.push_back(rowRuns(y_, rows_, dim_, parts, false));
+    out.push_back(rowRuns(dx_, rows_, dim_, parts, true));
+  }
+  void key(std::vector<uintptr_t> &out) const override {
+    out.insert(out.end(), {(uintptr_t)dy_, (uintptr_t)y_, (uintptr_t)dx_,
+                           (uintptr_t)rows_, (uintptr_t)dim_});
+  }
+
+private:
+  const float *dy_, *y_;
+  float *dx_;
+  int64_t rows_, dim_;
+  float scale_;
+  int64_t causalRows_, block_;
+};
+
+} // namespace
+
+extern "C" void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x,
+                                    const uint8_t *mask, float *y,
+                                    int64_t rows, int64_t dim,
+                                    int64_t mask_rows, float scale,
+                                    int64_t block) {
+  if (pdrt::hasError(ctx) || rows <= 0 || dim <= 0)
+    return;
+  // Each mask row's kept prefix, once for all the rows that share it.
+  std::vector<int64_t> prefix(mask ? mask_rows : 0);
+  for (int64_t m = 0; m < (int64_t)prefix.size(); ++m)
+    prefix[m] = keptPrefix(mask + m * dim, dim);
+  if (pdrt::interleaving(ctx)) {
+    pdrt::defer(ctx, std::make_unique<DeferredMaskedSoftmax>(
+                         x, mask, y, rows, dim, std::move(prefix), scale, block));
+    return;
+  }
+  maskedSoftmaxRows(x, mask, y, 0, rows, dim, prefix, scale, block);
+}
+
 extern "C" void pdrt_masked_softmax_grad(pdrt_ctx *ctx, const float *dy,
                                          const float *y, float *dx,
                                          int64_t rows, int64_t dim,
                                          float scale, int64_t causal_rows,
                                          int64_t block) {
-  if (pdrt::hasError(ctx))
+  if (pdrt::hasError(ctx) || rows <= 0 || dim <= 0)
     return;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *dyr = dy + r * dim, *yr = y + r * dim;
-    float *dxr = dx + r * dim;
-    // A causal row's tail has y = 0; its dy was not computed
-    // (PDRT_RESULT_LOWER), so only the prefix is read.
-    int64_t n = causal_rows > 0 ? std::min(r % causal_rows + 1, dim) : dim;
-    float s = (float)pdrt::vmath::dot(dyr, yr, n);
-    for (int64_t k = 0; k < n; ++k)
-      dxr[k] = scale * (yr[k] * (dyr[k] - s));
-    int64_t end = causal_rows > 0 ? writtenEnd(n, dim, block) : dim;
-    std::memset(dxr + n, 0, (end - n) * sizeof(float));
+  if (pdrt::interleaving(ctx)) {
+    pdrt::defer(ctx, std::make_unique<DeferredMaskedSoftmaxGrad>(
+                         dy, y, dx, rows, dim, scale, causal_rows, block));
+    return;
   }
+  maskedSoftmaxGradRows(dy, y, dx, 0, rows, dim, scale, causal_rows, block);
 }

@@ -8,9 +8,12 @@
 // reads (pdrt_batch_matmul_strided's triangle; bench/kernels/causal_gemm)
 // and run on libxsmm's small-GEMM kernels where op(B) is small
 // (small_gemm.h), on oneDNN's otherwise.
-// Degenerate shapes (k == 0) are handled here. pdrt_matmul_bias starts C
-// from the bias rows and lets the GEMM add the product (beta = 1), so a
-// Linear layer's bias costs no extra pass over C. Also sizes the thread pools
+// Inside pdrt_interleave_begin / _end a batched call is recorded and run
+// entry by entry (exec/interleave.h; its descriptor, constant data of the
+// stage code, must live until the end). Degenerate shapes (k == 0) are
+// handled here. pdrt_matmul_bias starts C from the bias rows and lets the
+// GEMM add the product (beta = 1), so a Linear layer's bias costs no extra
+// pass over C. Also sizes the thread pools
 // (OpenBLAS for the BLAS users left, OpenMP for oneDNN) so that the ranks
 // sharing a machine do not oversubscribe its cores.
 //
@@ -20,6 +23,7 @@
 #include "cpu/sgemm_tn.h"
 #include "cpu/small_gemm.h"
 #include "exec/context.h"
+#include "exec/interleave.h"
 
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -28,6 +32,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -112,57 +117,155 @@ bool pdrt::runOneDnnGemm(const GemmShape &g,
   return true;
 }
 
+namespace {
+
+/// One pdrt_batch_matmul_strided call, its kernels chosen: runs any range
+/// of its batch entries.
+class StridedBatchGemm {
+public:
+  explicit StridedBatchGemm(const int64_t *desc) {
+    rank_ = desc[0];
+    dims_ = desc + 1;
+    as_ = dims_ + rank_, bs_ = as_ + rank_, cs_ = bs_ + rank_;
+    const int64_t *g = cs_ + rank_;
+    triangle_ = (int)g[8];
+    shape_ = {g[0], g[1], g[2], g[3] != 0, g[4] != 0, g[5], g[6], g[7]};
+    if (shape_.k > 0 && pdrt::isSmallGemm(shape_, triangle_)) {
+      small_.emplace(shape_, triangle_);
+      if (!small_->ok())
+        small_.reset();
+    }
+    if (!small_)
+      strips_ = pdrt::gemmStrips(shape_, triangle_, pdrt::ResultStrips::Columns);
+    for (int64_t i = 0; i < rank_; ++i)
+      entries_ *= dims_[i];
+  }
+
+  int64_t entries() const { return entries_; }
+
+  const pdrt::GemmShape &shape() const { return shape_; }
+
+  /// The element offsets of entry `index` in A, B and C.
+  void offsets(int64_t index, int64_t &ao, int64_t &bo, int64_t &co) const {
+    ao = bo = co = 0;
+    for (int64_t i = rank_ - 1, rest = index; i >= 0; --i) {
+      int64_t at = rest % dims_[i];
+      rest /= dims_[i];
+      ao += at * as_[i];
+      bo += at * bs_[i];
+      co += at * cs_[i];
+    }
+  }
+
+  /// C = op(A) op(B) for entries [first, last).
+  void run(pdrt_ctx *ctx, const float *a, const float *b, float *c,
+           int64_t first, int64_t last) const {
+    for (int64_t index = first; index < last; ++index) {
+      int64_t ao, bo, co;
+      offsets(index, ao, bo, co);
+      if (!runEntry(ctx, a + ao, b + bo, c + co))
+        return;
+    }
+  }
+
+private:
+  bool runEntry(pdrt_ctx *ctx, const float *a, const float *b, float *c) const {
+    if (shape_.k == 0) {
+      for (int64_t r = 0; r < shape_.m; ++r)
+        std::memset(c + r * shape_.ldc, 0, shape_.n * sizeof(float));
+      return true;
+    }
+    if (small_) {
+      if (small_->run(a, b, c))
+        return true;
+      pdrt::setError(ctx, "pdrt_batch_matmul_strided: out of memory for "
+                          "a transposed operand");
+      return false;
+    }
+    if (pdrt::runOneDnnGemm(shape_, strips_, a, b, c))
+      return true;
+    pdrt::setError(ctx, pdrt::format("pdrt_batch_matmul_strided: dnnl_sgemm "
+                                     "of %lld x %lld x %lld failed",
+                                     (long long)shape_.m, (long long)shape_.n,
+                                     (long long)shape_.k));
+    return false;
+  }
+
+  int64_t rank_ = 0, entries_ = 1;
+  const int64_t *dims_, *as_, *bs_, *cs_;
+  int triangle_ = 0;
+  pdrt::GemmShape shape_;
+  std::optional<pdrt::SmallGemmBatch> small_;
+  std::vector<pdrt::GemmStrip> strips_;
+};
+
+/// A pdrt_batch_matmul_strided call recorded in an interleaved group.
+class DeferredBatchGemm : public pdrt::DeferredKernel {
+public:
+  DeferredBatchGemm(const float *a, const float *b, float *c,
+                    const int64_t *desc)
+      : a_(a), b_(b), c_(c), desc_(desc), gemm_(desc) {}
+  int64_t gemmEntries() const override { return gemm_.entries(); }
+  bool splits(int64_t parts) const override {
+    return parts == 1 || parts == gemm_.entries();
+  }
+  void run(pdrt_ctx *ctx, int64_t i, int64_t parts) override {
+    if (parts == 1)
+      gemm_.run(ctx, a_, b_, c_, 0, gemm_.entries());
+    else
+      gemm_.run(ctx, a_, b_, c_, i, i + 1);
+  }
+
+  void accesses(int64_t /*parts: its entries*/,
+                std::vector<pdrt::EntryAccess> &out) const override {
+    const pdrt::GemmShape &g = gemm_.shape();
+    // The stored operands' rectangles: op(A) m x k, op(B) k x n, C m x n.
+    auto rect = [](bool write, bool transposed, int64_t rows, int64_t cols,
+                   int64_t ld) {
+      pdrt::EntryAccess e;
+      e.write = write;
+      e.rows = transposed ? cols : rows;
+      e.rowBytes = (transposed ? rows : cols) * (int64_t)sizeof(float);
+      e.ldBytes = ld * (int64_t)sizeof(float);
+      return e;
+    };
+    pdrt::EntryAccess a = rect(false, g.ta, g.m, g.k, g.lda),
+                      b = rect(false, g.tb, g.k, g.n, g.ldb),
+                      c = rect(true, false, g.m, g.n, g.ldc);
+    for (int64_t e = 0; e < gemm_.entries(); ++e) {
+      int64_t ao, bo, co;
+      gemm_.offsets(e, ao, bo, co);
+      a.bases.push_back((uintptr_t)(a_ + ao));
+      b.bases.push_back((uintptr_t)(b_ + bo));
+      c.bases.push_back((uintptr_t)(c_ + co));
+    }
+    out.push_back(std::move(a));
+    out.push_back(std::move(b));
+    out.push_back(std::move(c));
+  }
+  void key(std::vector<uintptr_t> &out) const override {
+    out.insert(out.end(), {(uintptr_t)a_, (uintptr_t)b_, (uintptr_t)c_,
+                           (uintptr_t)desc_});
+  }
+
+private:
+  const float *a_, *b_;
+  float *c_;
+  const int64_t *desc_;
+  StridedBatchGemm gemm_;
+};
+
+} // namespace
+
 extern "C" void pdrt_batch_matmul_strided(pdrt_ctx *ctx, const float *a,
                                           const float *b, float *c,
                                           const int64_t *desc) {
   if (pdrt::hasError(ctx))
     return;
-  int64_t rank = desc[0];
-  const int64_t *dims = desc + 1, *as = dims + rank, *bs = as + rank,
-                *cs = bs + rank, *g = cs + rank;
-  int64_t m = g[0], n = g[1], k = g[2];
-  int triangle = (int)g[8];
-  pdrt::GemmShape shape{m, n, k, g[3] != 0, g[4] != 0, g[5], g[6], g[7]};
-  std::optional<pdrt::SmallGemmBatch> small;
-  if (k > 0 && pdrt::isSmallGemm(shape, triangle)) {
-    small.emplace(shape, triangle);
-    if (!small->ok())
-      small.reset();
+  if (pdrt::interleaving(ctx)) {
+    pdrt::defer(ctx, std::make_unique<DeferredBatchGemm>(a, b, c, desc));
+    return;
   }
-  std::vector<pdrt::GemmStrip> strips;
-  if (!small)
-    strips = pdrt::gemmStrips(shape, triangle, pdrt::ResultStrips::Columns);
-  int64_t batch = 1;
-  for (int64_t i = 0; i < rank; ++i)
-    batch *= dims[i];
-  for (int64_t index = 0; index < batch; ++index) {
-    int64_t ao = 0, bo = 0, co = 0;
-    for (int64_t i = rank - 1, rest = index; i >= 0; --i) {
-      int64_t at = rest % dims[i];
-      rest /= dims[i];
-      ao += at * as[i];
-      bo += at * bs[i];
-      co += at * cs[i];
-    }
-    if (k == 0) {
-      for (int64_t r = 0; r < m; ++r)
-        std::memset(c + co + r * shape.ldc, 0, n * sizeof(float));
-      continue;
-    }
-    if (small) {
-      if (!small->run(a + ao, b + bo, c + co)) {
-        pdrt::setError(ctx, "pdrt_batch_matmul_strided: out of memory for "
-                            "a transposed operand");
-        return;
-      }
-      continue;
-    }
-    if (!pdrt::runOneDnnGemm(shape, strips, a + ao, b + bo, c + co)) {
-      pdrt::setError(ctx, pdrt::format("pdrt_batch_matmul_strided: dnnl_sgemm "
-                                       "of %lld x %lld x %lld failed",
-                                       (long long)m, (long long)n,
-                                       (long long)k));
-      return;
-    }
-  }
+  StridedBatchGemm gemm(desc);
+  gemm.run(ctx, a, b, c, 0, gemm.entries());
 }

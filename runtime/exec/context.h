@@ -14,6 +14,7 @@
 
 #include "data_npy.h"
 #include "manifest.h"
+#include "interleave.h"
 
 #include <mpi.h>
 
@@ -52,6 +53,8 @@ struct pdrt_ctx {
   /// GEMM library (indexed by pdrt::GemmLibrary) as well.
   std::map<int64_t, std::array<std::pair<double, int64_t>, 2>>
       opTimesByLibrary;
+  /// Kernel calls recorded between pdrt_interleave_begin and _end.
+  pdrt::InterleavedGroup interleaved;
   bool failed = false;
   std::string error; ///< First error raised by a kernel or service (sticky).
 };

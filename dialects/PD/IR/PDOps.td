@@ -524,6 +524,29 @@ def PD_ProfileMarkOp : PD_Op<"profile_mark"> {
   let assemblyFormat = "$id attr-dict";
 }
 
+def PD_InterleaveBeginOp : PD_Op<"interleave_begin"> {
+  let summary = "Starts a group of batched kernels run entry by entry.";
+  let description = [{
+    Inserted by pd-interleave-batched-ops before a run of batched GEMMs
+    and attention softmaxes over the same batch entries; the runtime
+    records their calls until `pd.interleave_end`, then runs them batch
+    entry by batch entry (pdrt_interleave_begin).
+
+    ```mlir
+    pd.interleave_begin
+    %dp = pd.batch_matmul ...
+    %ds = pd.masked_softmax_grad %dp, %p ...
+    pd.interleave_end
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def PD_InterleaveEndOp : PD_Op<"interleave_end"> {
+  let summary = "Runs the group since `pd.interleave_begin` entry by entry.";
+  let assemblyFormat = "attr-dict";
+}
+
 def PD_ReportLossOp : PD_Op<"report_loss"> {
   let summary = "Reports the microbatch loss to the runtime's loss log.";
   let description = [{

@@ -225,6 +225,14 @@ def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
       ::llvm::SmallVector<int64_t, 2> select;
     };
     std::optional<ResultPart> getResultPart();
+
+    /// Whether the op runs as pdrt_batch_matmul_strided (a perm, select,
+    /// triangle or concat part), not as the plain pdrt_batch_matmul.
+    bool isStrided() {
+      return getLhsPerm() || getRhsPerm() || getResultPerm() ||
+             getLhsSelect() || getRhsSelect() || getTriangle() ||
+             getResultPart();
+    }
   }];
   let hasVerifier = 1;
 }

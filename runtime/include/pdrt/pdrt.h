@@ -168,6 +168,16 @@ void pdrt_report_loss(pdrt_ctx *ctx, const float *loss);
 /// to the next is added to the marked op's total. A no-op otherwise.
 void pdrt_profile_mark(pdrt_ctx *ctx, int64_t id);
 
+/// Between these two calls, pdrt_batch_matmul_strided, pdrt_masked_softmax
+/// and pdrt_masked_softmax_grad record their calls; the end runs them batch
+/// entry by batch entry (entry 0 of each in order, then entry 1, ...), so
+/// that one entry's tensors stay in cache from kernel to kernel. The
+/// compiler groups only calls whose entries are independent
+/// (pd-interleave-batched-ops); calls that do not split into the same
+/// entries run whole, in order.
+void pdrt_interleave_begin(pdrt_ctx *ctx);
+void pdrt_interleave_end(pdrt_ctx *ctx);
+
 /// The base of this stage's state region (the manifest's `state`: tensors
 /// such as BatchNormalization running statistics that the forward updates
 /// in place; one copy, not versioned).
