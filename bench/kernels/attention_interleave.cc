@@ -11,7 +11,6 @@
 #include "bench_timing.h"
 #include "exec/context.h"
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -38,18 +37,7 @@ void flushCaches() {
 
 /// Best of 10 calls of f (after one), each after flushCaches when `cold`.
 double timed(const std::function<void()> &f, bool cold) {
-  f();
-  double best = 1e30;
-  for (int r = 0; r < 10; ++r) {
-    if (cold)
-      flushCaches();
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - t0)
-                              .count());
-  }
-  return best;
+  return seconds(f, 10, cold ? std::function<void()>(flushCaches) : nullptr);
 }
 
 } // namespace

@@ -5,11 +5,15 @@
 #include <chrono>
 #include <functional>
 
-/// The fastest of `reps` timed calls of f (after one warm-up call), in seconds.
-inline double seconds(const std::function<void()> &f, int reps) {
+/// The fastest of `reps` timed calls of f (after one warm-up call), in
+/// seconds; `before`, if given, runs untimed before each timed call.
+inline double seconds(const std::function<void()> &f, int reps,
+                      const std::function<void()> &before = nullptr) {
   f();
   double best = 1e30;
   for (int r = 0; r < reps; ++r) {
+    if (before)
+      before();
     auto t0 = std::chrono::steady_clock::now();
     f();
     best = std::min(best, std::chrono::duration<double>(
