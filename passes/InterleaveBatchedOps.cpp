@@ -10,7 +10,8 @@
 // running the kernels in order does, and runs them whole where it would not
 // (two tensors the allocator placed in one memory); this pass only finds
 // the runs. On the allocated stage functions, where a view is known to run
-// no kernel.
+// no kernel; in the profiling stage too, so that the planner prices the
+// kernels as the stages run them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,9 +58,11 @@ static int64_t softmaxRows(Operation *op) {
   return type.getNumElements() / type.getShape().back();
 }
 
-/// Whether `op` runs no kernel: a view, a constant, a parameter read.
+/// Whether `op` runs no kernel: a view, a constant, a parameter read, a
+/// profiling stage's mark (the runtime times each recorded call on the
+/// mark passed before it).
 static bool runsNothing(Operation *op) {
-  if (isa<ConstantOp, ParamRefOp>(op))
+  if (isa<ConstantOp, ParamRefOp, ProfileMarkOp>(op))
     return true;
   return isa<ReshapeOp, SliceOp>(op) &&
          PDDialect::ViewAttrHelper(op->getContext()).isAttrPresent(op);

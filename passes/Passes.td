@@ -605,7 +605,9 @@ def InterleaveBatchedOpsPass : Pass<"pd-interleave-batched-ops", "::mlir::Module
     checks, once per group and set of addresses, that every byte two calls
     share (one writing) lies in the same rows of the same entry, and runs
     the group whole and in order otherwise; this pass only finds the runs.
-    Not in a profiling stage, which times the ops the planner prices.
+    A profiling stage's `pd.profile_mark`s do not break a run (the
+    runtime times each recorded call on the mark passed before it), so
+    `pdc --profile` prices the kernels as the stages run them.
 
     ```mlir
     %dp = pd.batch_matmul %do, %qkv {..., triangle = #pd.triangle<result_lower>} : ...

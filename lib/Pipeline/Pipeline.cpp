@@ -114,9 +114,9 @@ void mlir::pd::addBuffersPhase(OpPassManager &pm,
   pm.addPass(createAllocateBuffersPass(buffers));
   // Attention's batched kernels run entry by entry, each (batch, head)'s
   // scores in cache from kernel to kernel (on the allocated functions,
-  // where views are known). Not in the profiling stage.
-  if (!options.profileMarks)
-    pm.addPass(createInterleaveBatchedOpsPass());
+  // where views are known). In the profiling stage too: the planner then
+  // prices them as the stages run them.
+  pm.addPass(createInterleaveBatchedOpsPass());
 }
 
 namespace {

@@ -53,3 +53,24 @@ func.func @no_groups(%a: tensor<2x3x4x4xf32>, %b: tensor<2x3x4x16xf32>, %c: tens
   %v = pd.masked_softmax %w, %m3 {scale = 1.0 : f32} : tensor<1x3x4xf32>, tensor<3x4xi1>
   return %plain, %p, %x, %z, %u, %v : tensor<2x3x4x16xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x16xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<1x3x4xf32>
 }
+
+// -----
+
+// A profiling stage's marks (pdc --profile) do not break a run: the
+// runtime times each recorded call on the mark passed before it.
+// CHECK-LABEL: func.func @profiled
+// CHECK:      pd.profile_mark 3
+// CHECK-NEXT: pd.interleave_begin
+// CHECK-NEXT: pd.batch_matmul
+// CHECK-NEXT: pd.profile_mark 4
+// CHECK-NEXT: pd.masked_softmax
+// CHECK-NEXT: pd.interleave_end
+// CHECK-NEXT: pd.profile_mark -1
+func.func @profiled(%q: tensor<2x3x4x16xf32>, %k: tensor<2x3x4x16xf32>, %m: tensor<4x4xi1>) -> tensor<2x3x4x4xf32> {
+  pd.profile_mark 3
+  %s = pd.batch_matmul %q, %k {transpose_rhs, triangle = #pd.triangle<result_lower>} : tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32> -> tensor<2x3x4x4xf32>
+  pd.profile_mark 4
+  %p = pd.masked_softmax %s, %m {scale = 2.500000e-01 : f32} : tensor<2x3x4x4xf32>, tensor<4x4xi1>
+  pd.profile_mark -1
+  return %p : tensor<2x3x4x4xf32>
+}
