@@ -171,10 +171,11 @@ void pdrt_profile_mark(pdrt_ctx *ctx, int64_t id);
 /// Between these two calls, pdrt_batch_matmul_strided, pdrt_masked_softmax
 /// and pdrt_masked_softmax_grad record their calls; the end runs them batch
 /// entry by batch entry (entry 0 of each in order, then entry 1, ...), so
-/// that one entry's tensors stay in cache from kernel to kernel. The
-/// compiler groups only calls whose entries are independent
-/// (pd-interleave-batched-ops); calls that do not split into the same
-/// entries run whole, in order.
+/// that one entry's tensors stay in cache from kernel to kernel
+/// (pd-interleave-batched-ops places the calls). Only where that computes
+/// what running them whole and in order does (exec/interleave.h): calls
+/// that do not split into the same entries, or whose entries share memory,
+/// run whole, in order.
 void pdrt_interleave_begin(pdrt_ctx *ctx);
 void pdrt_interleave_end(pdrt_ctx *ctx);
 
