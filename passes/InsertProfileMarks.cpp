@@ -49,23 +49,13 @@ static void markFunction(func::FuncOp fn) {
   }
 }
 
-/// Whether `op` costs nothing at run time: a view, a parameter read, a
-/// constant (or a mark already there).
-static bool isFree(Operation *op) {
-  if (isa<ParamRefOp, ConstantOp, ProfileMarkOp, InterleaveBeginOp,
-          InterleaveEndOp>(op))
-    return true;
-  return isa<ReshapeOp, SliceOp>(op) &&
-         PDDialect::ViewAttrHelper(op->getContext()).isAttrPresent(op);
-}
-
 /// every-op: a mark numbered from `next` before every op of `fn` that does
 /// work, -1 before its return.
 static void markEveryOp(func::FuncOp fn, int64_t &next) {
   OpBuilder b(fn.getContext());
   for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
     bool end = op.hasTrait<OpTrait::IsTerminator>();
-    if (!end && isFree(&op))
+    if (!end && runsNoKernel(&op))
       continue;
     b.setInsertionPoint(&op);
     b.create<ProfileMarkOp>(op.getLoc(), b.getI64IntegerAttr(end ? -1 : next++));

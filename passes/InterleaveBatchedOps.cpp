@@ -58,16 +58,6 @@ static int64_t softmaxRows(Operation *op) {
   return type.getNumElements() / type.getShape().back();
 }
 
-/// Whether `op` runs no kernel: a view, a constant, a parameter read, a
-/// profiling stage's mark (the runtime times each recorded call on the
-/// mark passed before it).
-static bool runsNothing(Operation *op) {
-  if (isa<ConstantOp, ParamRefOp, ProfileMarkOp>(op))
-    return true;
-  return isa<ReshapeOp, SliceOp>(op) &&
-         PDDialect::ViewAttrHelper(op->getContext()).isAttrPresent(op);
-}
-
 /// Wraps `kernels` (consecutive but for ops that run nothing) in a group
 /// if they are two or more and split into `entries` entries.
 static void wrapGroup(ArrayRef<Operation *> kernels, int64_t entries) {
@@ -100,7 +90,9 @@ static void interleaveFunction(func::FuncOp fn) {
       kernels.push_back(&op);
       continue;
     }
-    if (!runsNothing(&op))
+    // A profiling stage's marks do not end a run: the runtime times each
+    // recorded call on the mark passed before it.
+    if (!runsNoKernel(&op))
       close();
   }
   close();

@@ -314,5 +314,13 @@ Value mlir::pd::getOverwritableOperand(Operation *op) {
   return {};
 }
 
+bool mlir::pd::runsNoKernel(Operation *op) {
+  if (isa<ParamRefOp, ConstantOp, ProfileMarkOp, InterleaveBeginOp,
+          InterleaveEndOp>(op))
+    return true;
+  return isa<ReshapeOp, SliceOp>(op) &&
+         PDDialect::ViewAttrHelper(op->getContext()).isAttrPresent(op);
+}
+
 #define GET_OP_CLASSES
 #include "dialects/PD/IR/PDOps.cpp.inc"

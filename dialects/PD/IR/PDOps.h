@@ -77,6 +77,11 @@ Value getContiguousPartRoot(Value input);
 /// stage model apply it.
 Value getOverwritableOperand(Operation *op);
 
+/// Whether `op` runs no kernel in a stage: a parameter read, a constant
+/// (data of the stage object), a profile mark, an interleaved group's
+/// bounds, or a reshape or slice that pd-allocate-buffers made a view.
+bool runsNoKernel(Operation *op);
+
 /// An integer contract attribute (pd.op_id, pd.grad_of, pd.stage,
 /// pd.grad_offset) of `op` through its generated helper, e.g.
 /// `getContractInt<PDDialect::StageAttrHelper>(op)`; nullopt if absent.
