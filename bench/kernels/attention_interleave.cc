@@ -21,13 +21,15 @@ namespace {
 
 int64_t B, T, H, D, Row;
 
-struct Strided {
-  int64_t as[2], bs[2], cs[2], m, n, k, ta, tb, lda, ldb, ldc, triangle;
-  std::vector<int64_t> desc() const {
-    return {2,     B,     H, as[0], as[1], bs[0], bs[1], cs[0], cs[1],
-            m,     n,     k, ta,    tb,    lda,   ldb,   ldc,   triangle};
-  }
-};
+/// A pdrt_batch_matmul_strided descriptor over (B, H): the batch strides
+/// of A, B and C, then the GEMM.
+std::vector<int64_t> desc(const int64_t *as, const int64_t *bs,
+                          const int64_t *cs, int64_t m, int64_t n, int64_t k,
+                          int64_t ta, int64_t tb, int64_t lda, int64_t ldb,
+                          int64_t ldc, int64_t triangle) {
+  return {2, B,  H,  as[0], as[1], bs[0], bs[1], cs[0], cs[1],
+          m, n,  k,  ta,    tb,    lda,   ldb,   ldc,   triangle};
+}
 
 void flushCaches() {
   static std::vector<char> junk(96 << 20, 1);
@@ -57,25 +59,12 @@ int main(int argc, char **argv) {
   const float *q = qkv.data(), *k = q + H * D, *v = q + 2 * H * D;
   const int64_t pq[2] = {T * Row, D}, po[2] = {T * H * D, D},
                 ps[2] = {H * T * T, T * T};
-  auto at = [](const int64_t *a, const int64_t *b, const int64_t *c) {
-    Strided s{};
-    for (int i = 0; i < 2; ++i)
-      s.as[i] = a[i], s.bs[i] = b[i], s.cs[i] = c[i];
-    return s;
-  };
-  auto gemm = [&](Strided s, int64_t m, int64_t n, int64_t kk, int64_t ta,
-                  int64_t tb, int64_t lda, int64_t ldb, int64_t ldc,
-                  int64_t tri) {
-    s.m = m, s.n = n, s.k = kk, s.ta = ta, s.tb = tb, s.lda = lda, s.ldb = ldb,
-    s.ldc = ldc, s.triangle = tri;
-    return s.desc();
-  };
-  auto S = gemm(at(pq, pq, ps), T, T, D, 0, 1, Row, Row, T, PDRT_RESULT_LOWER);
-  auto PV = gemm(at(ps, pq, po), T, D, T, 0, 0, T, Row, H * D, PDRT_LHS_LOWER);
-  auto DP = gemm(at(po, pq, ps), T, T, D, 0, 1, H * D, Row, T, PDRT_RESULT_LOWER);
-  auto DK = gemm(at(ps, pq, pq), T, D, T, 1, 0, T, Row, Row, PDRT_LHS_UPPER);
-  auto DV = gemm(at(ps, po, pq), T, D, T, 1, 0, T, H * D, Row, PDRT_LHS_UPPER);
-  auto DQ = gemm(at(ps, pq, pq), T, D, T, 0, 0, T, Row, Row, PDRT_LHS_LOWER);
+  auto S = desc(pq, pq, ps, T, T, D, 0, 1, Row, Row, T, PDRT_RESULT_LOWER);
+  auto PV = desc(ps, pq, po, T, D, T, 0, 0, T, Row, H * D, PDRT_LHS_LOWER);
+  auto DP = desc(po, pq, ps, T, T, D, 0, 1, H * D, Row, T, PDRT_RESULT_LOWER);
+  auto DK = desc(ps, pq, pq, T, D, T, 1, 0, T, Row, Row, PDRT_LHS_UPPER);
+  auto DV = desc(ps, po, pq, T, D, T, 1, 0, T, H * D, Row, PDRT_LHS_UPPER);
+  auto DQ = desc(ps, pq, pq, T, D, T, 0, 0, T, Row, Row, PDRT_LHS_LOWER);
   const float scale = 0.125f;
   pdrt_ctx ctx;
   auto forward = [&](bool grouped) {

@@ -23,8 +23,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -143,76 +145,41 @@ pdrt::EntryAccess rowRuns(const float *base, int64_t rows, int64_t dim,
   return e;
 }
 
-/// A pdrt_masked_softmax call recorded in an interleaved group.
-class DeferredMaskedSoftmax : public pdrt::DeferredKernel {
+/// A call over rows recorded in an interleaved group: `runRows(first,
+/// last)` computes rows [first, last); each of `operands` (a pointer to
+/// `rows` rows of `dim` floats, and whether the call writes it) is read
+/// or written row for row. It splits into runs whose length is a multiple
+/// of `period` (the mask's or the causal pattern's rows; 0: none).
+class DeferredRows : public pdrt::DeferredKernel {
 public:
-  DeferredMaskedSoftmax(const float *x, const uint8_t *mask, float *y,
-                        int64_t rows, int64_t dim, std::vector<int64_t> prefix,
-                        float scale, int64_t block)
-      : x_(x), mask_(mask), y_(y), rows_(rows), dim_(dim),
-        prefix_(std::move(prefix)), scale_(scale), block_(block) {}
+  using Operand = std::pair<const float *, bool>;
+  DeferredRows(int64_t rows, int64_t dim, int64_t period,
+               std::vector<Operand> operands,
+               std::function<void(int64_t, int64_t)> runRows)
+      : rows_(rows), dim_(dim), period_(period),
+        operands_(std::move(operands)), runRows_(std::move(runRows)) {}
   bool splits(int64_t parts) const override {
-    return splitsRows(rows_, mask_ ? (int64_t)prefix_.size() : 0, parts);
+    return splitsRows(rows_, period_, parts);
   }
   void run(pdrt_ctx *, int64_t i, int64_t parts) override {
     int64_t per = rows_ / parts;
-    maskedSoftmaxRows(x_, mask_, y_, i * per, (i + 1) * per, dim_, prefix_,
-                      scale_, block_);
-  }
-  // The mask is constant data of the stage: no call writes it.
-  void accesses(int64_t parts,
-                std::vector<pdrt::EntryAccess> &out) const override {
-    out.push_back(rowRuns(x_, rows_, dim_, parts, false));
-    out.push_back(rowRuns(y_, rows_, dim_, parts, true));
-  }
-  void key(std::vector<uintptr_t> &out) const override {
-    out.insert(out.end(), {(uintptr_t)x_, (uintptr_t)mask_, (uintptr_t)y_,
-                           (uintptr_t)rows_, (uintptr_t)dim_});
-  }
-
-private:
-  const float *x_;
-  const uint8_t *mask_;
-  float *y_;
-  int64_t rows_, dim_;
-  std::vector<int64_t> prefix_;
-  float scale_;
-  int64_t block_;
-};
-
-/// A pdrt_masked_softmax_grad call recorded in an interleaved group.
-class DeferredMaskedSoftmaxGrad : public pdrt::DeferredKernel {
-public:
-  DeferredMaskedSoftmaxGrad(const float *dy, const float *y, float *dx,
-                            int64_t rows, int64_t dim, float scale,
-                            int64_t causalRows, int64_t block)
-      : dy_(dy), y_(y), dx_(dx), rows_(rows), dim_(dim), scale_(scale),
-        causalRows_(causalRows), block_(block) {}
-  bool splits(int64_t parts) const override {
-    return splitsRows(rows_, causalRows_, parts);
-  }
-  void run(pdrt_ctx *, int64_t i, int64_t parts) override {
-    int64_t per = rows_ / parts;
-    maskedSoftmaxGradRows(dy_, y_, dx_, i * per, (i + 1) * per, dim_, scale_,
-                          causalRows_, block_);
+    runRows_(i * per, (i + 1) * per);
   }
   void accesses(int64_t parts,
                 std::vector<pdrt::EntryAccess> &out) const override {
-    out.push_back(rowRuns(dy_, rows_, dim_, parts, false));
-    out.push_back(rowRuns(y_, rows_, dim_, parts, false));
-    out.push_back(rowRuns(dx_, rows_, dim_, parts, true));
+    for (auto [base, write] : operands_)
+      out.push_back(rowRuns(base, rows_, dim_, parts, write));
   }
   void key(std::vector<uintptr_t> &out) const override {
-    out.insert(out.end(), {(uintptr_t)dy_, (uintptr_t)y_, (uintptr_t)dx_,
-                           (uintptr_t)rows_, (uintptr_t)dim_});
+    for (auto [base, write] : operands_)
+      out.push_back((uintptr_t)base);
+    out.insert(out.end(), {(uintptr_t)rows_, (uintptr_t)dim_});
   }
 
 private:
-  const float *dy_, *y_;
-  float *dx_;
-  int64_t rows_, dim_;
-  float scale_;
-  int64_t causalRows_, block_;
+  int64_t rows_, dim_, period_;
+  std::vector<Operand> operands_;
+  std::function<void(int64_t, int64_t)> runRows_;
 };
 
 } // namespace
@@ -229,8 +196,15 @@ extern "C" void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x,
   for (int64_t m = 0; m < (int64_t)prefix.size(); ++m)
     prefix[m] = keptPrefix(mask + m * dim, dim);
   if (pdrt::interleaving(ctx)) {
-    pdrt::defer(ctx, std::make_unique<DeferredMaskedSoftmax>(
-                         x, mask, y, rows, dim, std::move(prefix), scale, block));
+    // The mask is constant data of the stage: no call writes it.
+    int64_t period = mask ? mask_rows : 0;
+    pdrt::defer(ctx, std::make_unique<DeferredRows>(
+                         rows, dim, period,
+                         std::vector<DeferredRows::Operand>{{x, false}, {y, true}},
+                         [=, prefix = std::move(prefix)](int64_t first, int64_t last) {
+                           maskedSoftmaxRows(x, mask, y, first, last, dim,
+                                             prefix, scale, block);
+                         }));
     return;
   }
   maskedSoftmaxRows(x, mask, y, 0, rows, dim, prefix, scale, block);
@@ -244,8 +218,14 @@ extern "C" void pdrt_masked_softmax_grad(pdrt_ctx *ctx, const float *dy,
   if (pdrt::hasError(ctx) || rows <= 0 || dim <= 0)
     return;
   if (pdrt::interleaving(ctx)) {
-    pdrt::defer(ctx, std::make_unique<DeferredMaskedSoftmaxGrad>(
-                         dy, y, dx, rows, dim, scale, causal_rows, block));
+    pdrt::defer(ctx, std::make_unique<DeferredRows>(
+                         rows, dim, causal_rows,
+                         std::vector<DeferredRows::Operand>{
+                             {dy, false}, {y, false}, {dx, true}},
+                         [=](int64_t first, int64_t last) {
+                           maskedSoftmaxGradRows(dy, y, dx, first, last, dim,
+                                                 scale, causal_rows, block);
+                         }));
     return;
   }
   maskedSoftmaxGradRows(dy, y, dx, 0, rows, dim, scale, causal_rows, block);
