@@ -207,9 +207,12 @@ def time_torch(args, model, batches, chunks=1):
 
 
 def blas_in_use():
-    """The shared library behind libblas.so.3 (what torch 1.13 calls on Debian)."""
-    path = os.path.realpath("/etc/alternatives/libblas.so.3-x86_64-linux-gnu")
-    return f"{path} (OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', 'auto')})"
+    """The BLAS the running torch calls for float32 GEMM, asked of the
+    library (bench/perf_proc.py: MKL's own report, or OpenBLAS's)."""
+    import perf_proc
+    torch.ones(8, 8) @ torch.ones(8, 8)  # load the BLAS
+    return (f"{perf_proc.torch_blas_report(torch)['summary']} "
+            f"(OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', 'auto')})")
 
 
 def report(args, batch, torch_times, pdc_times):

@@ -109,7 +109,7 @@ def main():
           f"microbatch {args.microbatch} x {args.microbatches}, {args.optimizer}; "
           f"device spec {args.device_spec}, "
           f"{'measured' if args.profile else 'roofline'} op costs; "
-          f"OpenBLAS {benchlib.blas_in_use()}")
+          f"BLAS {benchlib.blas_in_use()}")
     print("| d x w | schedule | recompute | predicted ms | measured ms | pred/meas "
           "| memory per stage (plan / allocated, KiB) |")
     print("|---|---|---|---|---|---|---|")

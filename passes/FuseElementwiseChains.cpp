@@ -1,7 +1,7 @@
 //===- FuseElementwiseChains.cpp - Elementwise chains in one loop -*- C++ -*-===//
 //
 // pd-fuse-elementwise-chains: a run of elementwise ops whose intermediates
-// have no other reader (Llama's SiLU gate x * sigmoid(x) * up, an attention
+// have no other reader (Llama's SiLU gate silu(x) * up, an attention
 // mask built as (1 - m) * -1e4 + s, gradient formulas) costs one pass over
 // memory per op. This pass collects each such tree, rooted at an op whose
 // result leaves it, into one pd.fused_elementwise whose kernel evaluates the
@@ -10,7 +10,7 @@
 //
 // Members: add, sub, mul, div, min, max (operands of the result's shape, a
 // scalar, or a vector broadcast over the trailing dims), neg, sqrt, exp,
-// log, erf, tanh, sigmoid, reciprocal, cos, sin, relu and scale. A member
+// log, erf, tanh, sigmoid, reciprocal, cos, sin, silu, relu and scale. A member
 // other than the root has exactly one user, in the tree, and the same
 // result type; forward ops and gradient ops are not mixed (the phases stay
 // as autodiff made them); a tree reads at most four inputs. Scalar
@@ -72,7 +72,7 @@ std::optional<Instruction> instructionOf(Operation *op) {
       .Case([&](MinOp) { return binary(PDRT_BINARY_MIN); })
       .Case([&](MaxOp) { return binary(PDRT_BINARY_MAX); })
       .Case<NegOp, SqrtOp, ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp,
-            ReciprocalOp, CosOp, SinOp>(
+            ReciprocalOp, CosOp, SinOp, SiluOp>(
           [&](auto u) { return unary(decltype(u)::kKind); })
       .Case([&](ReluOp) {
         return Instruction{PDRT_CHAIN_RELU, 0, std::nullopt};

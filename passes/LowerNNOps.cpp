@@ -59,7 +59,8 @@ static_assert(sameKind(UnaryKind::Neg, PDRT_NEG) &&
                   sameKind(UnaryKind::Pow, PDRT_POW) &&
                   sameKind(UnaryKind::Cos, PDRT_COS) &&
                   sameKind(UnaryKind::Sin, PDRT_SIN) &&
-                  getMaxEnumValForUnaryKind() == PDRT_SIN,
+                  sameKind(UnaryKind::Silu, PDRT_SILU) &&
+                  getMaxEnumValForUnaryKind() == PDRT_SILU,
               "pd UnaryKind differs from runtime/include/pdrt/pdrt_codes.h");
 
 /// pdrt_unary for a unary math op of `kind`.
@@ -179,7 +180,8 @@ static void populateReductions(RuntimePatterns &patterns) {
 /// Unary math, GELU and dropout, with their gradients.
 static void populateElementwise(RuntimePatterns &patterns) {
   patterns.add<NegOp, SqrtOp, ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp,
-               ReciprocalOp, CosOp, SinOp>([](auto u, RuntimeCallBuilder &b) {
+               ReciprocalOp, CosOp, SinOp, SiluOp>([](auto u,
+                                                     RuntimeCallBuilder &b) {
     lowerUnary(b, u, decltype(u)::kKind, 0.0f);
     return success();
   });

@@ -11,6 +11,8 @@
          embeddings (Cos/Sin), SiLU gated MLP, untied LM head)
   bert   BertForMaskedLM (2 layers, hidden 64, 4 heads, intermediate 128;
          padding mask input; decoder tied to the word embedding)
+(--size bench: 4 layers, hidden 256, 4 heads (Llama: 2 key/value heads),
+MLP 1024 wide, vocab 4096, 128 positions, for bench/hf_vs_torch.py.)
 The model is not changed: a thin wrapper's forward(input_ids, labels)
 returns `model(input_ids=..., labels=...).loss` (BERT: forward(input_ids,
 attention_mask, labels)), the loss transformers computes itself: causal LMs
@@ -72,26 +74,8 @@ import os
 import sys
 import warnings
 
-VENV = os.environ.get("PDC_VENV", os.path.expanduser("~/.cache/pdc-venv"))
-
-
-def reexec_in_venv():
-    """Run this script with the venv's python unless transformers and torch
-    2.x are importable here."""
-    try:
-        import torch
-        import transformers  # noqa: F401
-        if int(torch.__version__.split(".")[0]) >= 2:
-            return
-    except ModuleNotFoundError:
-        pass
-    python = os.path.join(VENV, "bin", "python")
-    if os.path.realpath(sys.prefix) == os.path.realpath(VENV) or \
-            not os.path.exists(python):
-        sys.exit(f"error: needs transformers and torch 2.x; run "
-                 f"scripts/setup-venv.sh (venv {VENV})")
-    os.execv(python, [python] + sys.argv)
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hfvenv import reexec_in_venv  # noqa: E402
 
 if __name__ == "__main__":
     reexec_in_venv()
@@ -101,29 +85,42 @@ import onnx  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
 
-VOCAB = 128
 ATTN = "sdpa"
 
+# Model sizes: "tiny" for the tests (a few seconds to train), "bench" for
+# bench/hf_vs_torch.py (the size of bench/perf_suite.py's small GPT).
+SIZES = {
+    # GPT-2's MLP is 4 x hidden wide whatever "inner" says.
+    "tiny": dict(layers=2, hidden=64, heads=4, kv_heads=2, inner=128,
+                 vocab=128, positions=64),
+    "bench": dict(layers=4, hidden=256, heads=4, kv_heads=2, inner=1024,
+                  vocab=4096, positions=128),
+}
 
-def config_of(family, dropout, attn):
-    """The tiny config of `family`: every dropout probability = dropout,
-    attention implementation attn, token ids inside the small vocabulary."""
+
+def config_of(family, dropout, attn, size="tiny"):
+    """The config of `family` at `size` (SIZES): every dropout probability
+    = dropout, attention implementation attn."""
+    z = SIZES[size]
     if family == "gpt2":
         return transformers.GPT2Config(
-            n_layer=2, n_embd=64, n_head=4, vocab_size=VOCAB, n_positions=64,
+            n_layer=z["layers"], n_embd=z["hidden"], n_head=z["heads"],
+            vocab_size=z["vocab"], n_positions=z["positions"],
             resid_pdrop=dropout, embd_pdrop=dropout, attn_pdrop=dropout,
             bos_token_id=0, eos_token_id=0, use_cache=False,
             attn_implementation=attn)
     if family == "llama":
         return transformers.LlamaConfig(
-            hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-            num_attention_heads=4, num_key_value_heads=2, vocab_size=VOCAB,
-            max_position_embeddings=64, attention_dropout=dropout,
+            hidden_size=z["hidden"], intermediate_size=z["inner"],
+            num_hidden_layers=z["layers"], num_attention_heads=z["heads"],
+            num_key_value_heads=z["kv_heads"], vocab_size=z["vocab"],
+            max_position_embeddings=z["positions"], attention_dropout=dropout,
             bos_token_id=0, eos_token_id=0, use_cache=False,
             attn_implementation=attn)
     return transformers.BertConfig(
-        hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-        intermediate_size=128, vocab_size=VOCAB, max_position_embeddings=64,
+        hidden_size=z["hidden"], num_hidden_layers=z["layers"],
+        num_attention_heads=z["heads"], intermediate_size=z["inner"],
+        vocab_size=z["vocab"], max_position_embeddings=z["positions"],
         hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
         pad_token_id=0, attn_implementation=attn)
 
@@ -132,12 +129,12 @@ MODEL_CLASSES = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM",
                  "bert": "BertForMaskedLM"}
 
 
-def build_model(family, dropout, seed, attn=ATTN):
+def build_model(family, dropout, seed, attn=ATTN, size="tiny"):
     """The transformers model of `family`, randomly initialised from seed
     (its own initialisation, as `Model(config)` does)."""
     torch.manual_seed(seed)
     cls = getattr(transformers, MODEL_CLASSES[family])
-    return cls(config_of(family, dropout, attn))
+    return cls(config_of(family, dropout, attn, size))
 
 
 class CausalLMLoss(torch.nn.Module):
@@ -230,17 +227,17 @@ def mask_tokens(rng, ids, lengths, mask_token):
     return labels
 
 
-def make_dataset(family, mask, samples, seq, seed):
+def make_dataset(family, mask, samples, seq, seed, vocab=SIZES["tiny"]["vocab"]):
     """{graph input name: int64 array [samples, seq]}, in the order of the
     graph inputs. Token 0 is the pad token, vocab-1 BERT's mask token; the
     others come from the Markov chain."""
     rng = np.random.default_rng(seed)
-    ids = token_stream(samples * seq, VOCAB - 2, seed).reshape(samples, seq) + 1
+    ids = token_stream(samples * seq, vocab - 2, seed).reshape(samples, seq) + 1
     lengths = padded_lengths(rng, samples, seq) if mask == "input" else \
         np.full(samples, seq)
     attention = (np.arange(seq)[None, :] < lengths[:, None]).astype(np.int64)
     if family == "bert":
-        labels = mask_tokens(rng, ids, lengths, VOCAB - 1)
+        labels = mask_tokens(rng, ids, lengths, vocab - 1)
     else:
         labels = np.where(attention == 1, ids, -100)
     ids[attention == 0] = 0
@@ -316,7 +313,11 @@ def parse_args():
     p.add_argument("--data-dir", help="write one NAME.npy per graph input here")
     p.add_argument("--batch", type=int, default=2,
                    help="static batch of the export (the microbatch)")
-    p.add_argument("--seq", type=int, default=16, help="sequence length (<= 64)")
+    p.add_argument("--seq", type=int, default=16,
+                   help="sequence length (<= the size's positions: 64 tiny, 128 bench)")
+    p.add_argument("--size", choices=sorted(SIZES), default="tiny",
+                   help="tiny: 2 layers, hidden 64, vocab 128 (the tests); bench: "
+                   "4 layers, hidden 256, 4 heads, inner 1024, vocab 4096")
     p.add_argument("--samples", type=int, default=64, help="dataset size")
     p.add_argument("--seed", type=int, default=0,
                    help="model seed (the dataset uses seed + 1)")
@@ -332,8 +333,10 @@ def parse_args():
     p.add_argument("--quiet", action="store_true",
                    help="print nothing (no op counts, no exporter warnings)")
     a = p.parse_args()
-    if not 2 <= a.seq <= 64:
-        p.error("--seq must be in [2, 64] (the position table has 64 rows)")
+    positions = SIZES[a.size]["positions"]
+    if not 2 <= a.seq <= positions:
+        p.error(f"--seq must be in [2, {positions}] (the position table has "
+                f"{positions} rows)")
     a.out = a.out or f"{a.family}-{a.exporter}.onnx"
     return a
 
@@ -344,8 +347,9 @@ def main():
         warnings.filterwarnings("ignore")
         transformers.logging.set_verbosity_error()
     mask = mask_mode(a.family, a.exporter, a.mask)
-    module = wrap(build_model(a.family, a.dropout, a.seed, a.attn), mask)
-    data = make_dataset(a.family, mask, max(a.samples, a.batch), a.seq, a.seed + 1)
+    module = wrap(build_model(a.family, a.dropout, a.seed, a.attn, a.size), mask)
+    data = make_dataset(a.family, mask, max(a.samples, a.batch), a.seq, a.seed + 1,
+                        SIZES[a.size]["vocab"])
     export(module, {k: v[:a.batch] for k, v in data.items()}, a.out,
            a.exporter, a.dropout)
     if a.data_dir:

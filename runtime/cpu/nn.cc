@@ -11,6 +11,7 @@
 #include "layer_norm.h"
 #include "pdrt/pdrt.h"
 #include "pdrt/pdrt_numerics.h"
+#include "cpu/scratch.h"
 #include "strided_runs.h"
 #include "vmath.h"
 
@@ -33,6 +34,7 @@ inline float unaryApply(int kind, float alpha, float x) {
   case PDRT_RECIPROCAL: return 1.0f / x;
   case PDRT_COS: return std::cos(x);
   case PDRT_SIN: return std::sin(x);
+  case PDRT_SILU: return x / (1.0f + std::exp(-x));
   default: // PDRT_POW: exact products for the common small integer powers.
     if (alpha == 2.0f) return x * x;
     if (alpha == 1.0f) return x;
@@ -55,6 +57,10 @@ inline float unaryDerivative(int kind, float alpha, float x, float y) {
   case PDRT_RECIPROCAL: return -y * y;
   case PDRT_COS: return -std::sin(x);
   case PDRT_SIN: return std::cos(x);
+  case PDRT_SILU: {
+    const float s = 1.0f / (1.0f + std::exp(-x));
+    return s * (1.0f + x * (1.0f - s));
+  }
   default: // PDRT_POW
     if (alpha == 2.0f) return 2.0f * x;
     if (alpha == 1.0f) return 1.0f;
@@ -63,10 +69,17 @@ inline float unaryDerivative(int kind, float alpha, float x, float y) {
 }
 
 bool validKind(pdrt_ctx *ctx, int32_t kind) {
-  if (kind >= PDRT_NEG && kind <= PDRT_SIN)
+  if (kind >= PDRT_NEG && kind <= PDRT_SILU)
     return true;
   pdrt::setError(ctx, "pdrt_unary: unknown kind " + std::to_string(kind));
   return false;
+}
+
+/// e[i] = exp(-x[i]) over n <= vmath::kChunk elements.
+void negExp(const float *x, float *e, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    e[i] = -x[i];
+  pdrt::vmath::exp(e, e, n);
 }
 
 /// The vectorised form of unary `kind`, if it has one.
@@ -91,12 +104,21 @@ extern "C" void pdrt_unary(pdrt_ctx *ctx, int32_t kind, float alpha,
     return;
   if (ArrayFn f = vectorised(kind))
     return f(x, y, n);
-  if (kind == PDRT_SIGMOID) {
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = -x[i];
-    pdrt::vmath::exp(y, y, n);
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = 1.0f / (1.0f + y[i]);
+  if (kind == PDRT_SIGMOID || kind == PDRT_SILU) {
+    // exp(-x) a chunk at a time in L1, then 1 / (1 + e) or x / (1 + e).
+    float e[pdrt::vmath::kChunk];
+    for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
+      const int64_t c = std::min(pdrt::vmath::kChunk, n - at);
+      negExp(x + at, e, c);
+      const float *xs = x + at;
+      float *ys = y + at;
+      if (kind == PDRT_SIGMOID)
+        for (int64_t i = 0; i < c; ++i)
+          ys[i] = 1.0f / (1.0f + e[i]);
+      else
+        for (int64_t i = 0; i < c; ++i)
+          ys[i] = xs[i] / (1.0f + e[i]);
+    }
     return;
   }
   for (int64_t i = 0; i < n; ++i)
@@ -108,6 +130,21 @@ extern "C" void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
                                 const float *y, float *dx, int64_t n) {
   if (pdrt::hasError(ctx) || !validKind(ctx, kind))
     return;
+  if (kind == PDRT_SILU) {
+    // s = 1 / (1 + exp(-x)) recomputed a chunk at a time in L1.
+    float e[pdrt::vmath::kChunk];
+    for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
+      const int64_t c = std::min(pdrt::vmath::kChunk, n - at);
+      negExp(x + at, e, c);
+      const float *xs = x + at, *dys = dy + at;
+      float *dxs = dx + at;
+      for (int64_t i = 0; i < c; ++i) {
+        const float s = 1.0f / (1.0f + e[i]);
+        dxs[i] = dys[i] * (s * (1.0f + xs[i] * (1.0f - s)));
+      }
+    }
+    return;
+  }
   if (kind == PDRT_ERF || kind == PDRT_SIN || kind == PDRT_COS) {
     // The derivative's transcendental part a chunk at a time.
     float buf[pdrt::vmath::kChunk];
@@ -402,8 +439,18 @@ extern "C" void pdrt_layer_norm_grad(pdrt_ctx *ctx, const float *dy,
 }
 
 //===----------------------------------------------------------------------===//
-// RMS norm: y = x rstd g, rstd = 1 / sqrt(mean(x^2) + eps) per row
+// RMS norm: y = x rstd g, rstd = 1 / sqrt(mean(x^2) + eps) per row. The
+// row sums in double, in vmath::dot's lanes (the products exact); the
+// other loops have no reduction and vectorise.
 //===----------------------------------------------------------------------===//
+
+namespace {
+
+float rowRmsRstd(const float *x, int64_t cols, float eps) {
+  return pdrt_rms_rstd(pdrt::vmath::dot(x, x, cols), cols, eps);
+}
+
+} // namespace
 
 extern "C" void pdrt_rms_norm(pdrt_ctx *ctx, const float *x, const float *g,
                               float *y, int64_t rows, int64_t cols, float eps) {
@@ -412,7 +459,7 @@ extern "C" void pdrt_rms_norm(pdrt_ctx *ctx, const float *x, const float *g,
   for (int64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * cols;
     float *yr = y + r * cols;
-    const float rstd = pdrt_row_rms_rstd(xr, cols, eps);
+    const float rstd = rowRmsRstd(xr, cols, eps);
     for (int64_t c = 0; c < cols; ++c)
       yr[c] = xr[c] * rstd * g[c];
   }
@@ -424,21 +471,25 @@ extern "C" void pdrt_rms_norm_grad(pdrt_ctx *ctx, const float *dy,
                                    float eps) {
   if (pdrt::hasError(ctx))
     return;
+  static thread_local pdrt::Scratch scratch;
+  auto *dn = static_cast<float *>(scratch.get(cols * sizeof(float)));
+  if (!dn)
+    return pdrt::setError(ctx, "pdrt_rms_norm_grad: out of memory");
   for (int64_t c = 0; c < cols; ++c)
     dg[c] = 0.0f;
   for (int64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * cols, *dyr = dy + r * cols;
     float *dxr = dx + r * cols;
-    const float rstd = pdrt_row_rms_rstd(xr, cols, eps);
+    const float rstd = rowRmsRstd(xr, cols, eps);
     // d rstd / d x_c = -rstd^3 x_c / cols, so the row term is
-    // -x rstd^3 mean(dy g x).
-    double meanDnX = 0.0;
+    // -x rstd^3 mean(dn x), dn = dy g.
     for (int64_t c = 0; c < cols; ++c)
-      meanDnX += (double)dyr[c] * g[c] * xr[c];
-    const float k = (float)(meanDnX / cols) * rstd * rstd;
-    for (int64_t c = 0; c < cols; ++c) { // vectorises (no reduction)
+      dn[c] = dyr[c] * g[c];
+    const float k =
+        (float)(pdrt::vmath::dot(dn, xr, cols) / cols) * rstd * rstd;
+    for (int64_t c = 0; c < cols; ++c) {
       dg[c] += dyr[c] * xr[c] * rstd;
-      dxr[c] = rstd * (dyr[c] * g[c] - xr[c] * k);
+      dxr[c] = rstd * (dn[c] - xr[c] * k);
     }
   }
 }

@@ -343,3 +343,37 @@ func.func @not_rms_norm_shared(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<
   %n = pd.div %x, %r : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
   return %n, %v : tensor<4x8xf32>, tensor<4x1xf32>
 }
+
+// -----
+
+// SiLU as exporters write it, x * sigmoid(x), in both operand orders.
+// CHECK-LABEL: func.func @silu
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[U:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT: %[[A:.*]] = pd.silu %[[X]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[B:.*]] = pd.silu %[[U]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[G:.*]] = pd.mul %[[A]], %[[B]]
+// CHECK-NEXT: return %[[G]]
+func.func @silu(%x: tensor<4x8xf32>, %u: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = pd.sigmoid %x : tensor<4x8xf32>
+  %a = pd.mul %x, %s : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %t = pd.sigmoid %u : tensor<4x8xf32>
+  %b = pd.mul %t, %u : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %g = pd.mul %a, %b : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %g : tensor<4x8xf32>
+}
+
+// -----
+
+// Not SiLU: the sigmoid is also read elsewhere (kept, so fusing would add
+// work); the product is of another tensor; a broadcast x.
+// CHECK-LABEL: func.func @not_silu
+// CHECK-NOT: pd.silu
+func.func @not_silu(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %v: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %s = pd.sigmoid %x : tensor<4x8xf32>
+  %a = pd.mul %x, %s : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %t = pd.sigmoid %y : tensor<4x8xf32>
+  %b = pd.mul %x, %t : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %sv = pd.sigmoid %v : tensor<8xf32>
+  %c = pd.mul %x, %sv : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  return %a, %s, %b, %c : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -17,7 +17,9 @@ plan.json's memory_bytes[k].total; --check-ties runs with --check-ties (tied
 copies bitwise identical at the end) and prints plan.json's tied parameters;
 --compare-recompute also trains with --recompute full and requires
 bitwise identical weights, state and losses, and a stash (plan.json
-memory_bytes[k].stash) no larger on any stage and smaller on some;
+memory_bytes[k].stash) no larger on any stage and smaller on some (both
+runs again with --split-gemms=false where the planner splits a GEMM
+differently with recomputation: a split computes other bits);
 --check-saved runs onnx.checker on the saved model and evaluates it with the
 torch interpreter on the first microbatch, which must give the loss of the
 reference model at its trained weights.
@@ -103,8 +105,10 @@ def run_command(cmd, timeout, what, forbidden=()):
     return proc.stdout
 
 
-def compile_plan(args, plan_dir, replicas, microbatches, recompute="none"):
-    """Run pdc with every schedule and optimizer option given explicitly."""
+def compile_plan(args, plan_dir, replicas, microbatches, recompute="none",
+                 extra=()):
+    """Run pdc with every schedule and optimizer option given explicitly
+    (and the options `extra`)."""
     cmd = [args.pdc, args.model, "-o", plan_dir, "--recompute", recompute,
            "--stages", str(args.stages), "--replicas", str(replicas),
            "--microbatch", str(args.microbatch), "--microbatches", str(microbatches),
@@ -112,7 +116,7 @@ def compile_plan(args, plan_dir, replicas, microbatches, recompute="none"):
            "--lr", repr(args.lr), "--momentum", repr(args.momentum),
            "--beta1", repr(args.beta1), "--beta2", repr(args.beta2),
            "--eps", repr(args.eps), "--weight-decay", repr(args.weight_decay)]
-    cmd += [f"--dim={d}" for d in args.dim]
+    cmd += [f"--dim={d}" for d in args.dim] + list(extra)
     # The planner's stage model must equal the compiled plan on every model.
     run_command(cmd, args.timeout, "pdc",
                 forbidden=["memory and time model differs"])
@@ -139,12 +143,15 @@ def run_plan(args, plan_dir, out_onnx):
     return run_command(cmd, args.timeout, "run")
 
 
-def pdc_train(args, work_dir, replicas, microbatches, recompute="none"):
-    """Compile and run one plan; return (plan, trained weights, losses, stdout)."""
-    tag = f"w{replicas}-recompute-{recompute}"
+def pdc_train(args, work_dir, replicas, microbatches, recompute="none",
+              extra=()):
+    """Compile (with the pdc options `extra`) and run one plan; return
+    (plan, trained weights, losses, stdout)."""
+    tag = f"w{replicas}-recompute-{recompute}" + "".join(
+        "-" + e.lstrip("-").replace("=", "-") for e in extra)
     plan_dir = os.path.join(work_dir, "plan-" + tag)
     shutil.rmtree(plan_dir, ignore_errors=True)
-    plan = compile_plan(args, plan_dir, replicas, microbatches, recompute)
+    plan = compile_plan(args, plan_dir, replicas, microbatches, recompute, extra)
     out_onnx = os.path.join(work_dir, f"trained-{tag}.onnx")
     stdout = run_plan(args, plan_dir, out_onnx)
     weights = {t.name: numpy_helper.to_array(t)
@@ -230,9 +237,22 @@ def compare_losses(got, ref, tol, label):
 
 
 def compare_recompute(args, work_dir, plan, weights, losses):
-    """--recompute full trains bitwise identically with a smaller stash."""
+    """--recompute full trains bitwise identically with a smaller stash.
+    A GEMM split by rows at a stage cut computes its halves with other BLAS
+    calls than the whole (other bits), so where the planner splits GEMMs
+    differently with recomputation (its stage costs differ), both runs are
+    made again with --split-gemms=false."""
     plan2, weights2, losses2, _ = pdc_train(args, work_dir, args.replicas,
                                             args.microbatches, "full")
+    splits = (plan.get("split_gemms", []), plan2.get("split_gemms", []))
+    if splits[0] != splits[1]:
+        print(f"recompute: the planner splits GEMMs {splits[1]} with it and "
+              f"{splits[0]} without; both again with --split-gemms=false")
+        same = ("--split-gemms=false",)
+        plan, weights, losses, _ = pdc_train(
+            args, work_dir, args.replicas, args.microbatches, "none", same)
+        plan2, weights2, losses2, _ = pdc_train(
+            args, work_dir, args.replicas, args.microbatches, "full", same)
     if plan2["recompute"] != ["full"] * args.stages:
         raise CheckFailure(f"plan.json recompute is {plan2['recompute']}")
     for name, value in weights.items():

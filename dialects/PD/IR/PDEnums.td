@@ -85,7 +85,8 @@ def PD_UnaryKind : PD_I32Enum<"UnaryKind", "an elementwise unary function", [
   I32EnumAttrCase<"Reciprocal", 7, "reciprocal">,
   I32EnumAttrCase<"Pow", 8, "pow">,
   I32EnumAttrCase<"Cos", 9, "cos">,
-  I32EnumAttrCase<"Sin", 10, "sin">
+  I32EnumAttrCase<"Sin", 10, "sin">,
+  I32EnumAttrCase<"Silu", 11, "silu">
 ]>;
 
 #endif // PD_ENUMS

@@ -181,7 +181,7 @@ int64_t MinMaxGradOp::getFlops() { return 2 * numElements(getResult()); }
 // Unary math: y = f(x)     dx = dy * f'(x), by pd.unary_grad
 //   neg: -1; sqrt: 0.5/y; exp: y; log: 1/x; erf: 2/sqrt(pi) exp(-x^2);
 //   tanh: 1-y^2; sigmoid: y(1-y); reciprocal: -y^2; pow: p x^(p-1);
-//   cos: -sin x; sin: cos x
+//   cos: -sin x; sin: cos x; silu: s (1 + x (1 - s)), s = sigmoid(x)
 //===----------------------------------------------------------------------===//
 
 template <typename OpTy>
@@ -211,6 +211,7 @@ PD_UNARY_MATH(SigmoidOp, 12)
 PD_UNARY_MATH(ReciprocalOp, 4)
 PD_UNARY_MATH(CosOp, 16)
 PD_UNARY_MATH(SinOp, 16)
+PD_UNARY_MATH(SiluOp, 14)
 #undef PD_UNARY_MATH
 
 LogicalResult PowOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,

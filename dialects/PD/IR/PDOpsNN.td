@@ -114,6 +114,10 @@ def PD_SigmoidOp : PD_UnaryMathOp<"sigmoid", "Sigmoid", "logistic sigmoid 1/(1+e
 def PD_ReciprocalOp : PD_UnaryMathOp<"reciprocal", "Reciprocal", "reciprocal 1/x">;
 def PD_CosOp : PD_UnaryMathOp<"cos", "Cos", "cosine">;
 def PD_SinOp : PD_UnaryMathOp<"sin", "Sin", "sine">;
+// x * sigmoid(x), as exporters spell SiLU (Llama's gated MLP, EfficientNet),
+// fused by pd-fuse-decomposed-ops: one pass instead of three kernels, and a
+// gradient from x alone.
+def PD_SiluOp : PD_UnaryMathOp<"silu", "Silu", "SiLU x * sigmoid(x)">;
 
 def PD_PowOp : PD_Op<"pow", [Pure, SameOperandsAndResultType,
     DeclareOpInterfaceMethods<PD_GradientOpInterface>,

@@ -18,11 +18,11 @@ enum pdrt_binary_op {
 };
 
 /// Functions of pdrt_unary and pdrt_unary_grad (pdrt_nn.h); PDRT_POW
-/// computes x^alpha.
+/// computes x^alpha, PDRT_SILU x * sigmoid(x).
 enum pdrt_unary_kind {
   PDRT_NEG = 0, PDRT_SQRT = 1, PDRT_EXP = 2, PDRT_LOG = 3, PDRT_ERF = 4,
   PDRT_TANH = 5, PDRT_SIGMOID = 6, PDRT_RECIPROCAL = 7, PDRT_POW = 8,
-  PDRT_COS = 9, PDRT_SIN = 10
+  PDRT_COS = 9, PDRT_SIN = 10, PDRT_SILU = 11
 };
 
 /// Element types of the type-aware kernels (pdrt_cast, pdrt_compare): f32,

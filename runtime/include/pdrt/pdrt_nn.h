@@ -25,8 +25,9 @@ void pdrt_unary(pdrt_ctx *ctx, int32_t kind, float alpha, const float *x,
                 float *y, int64_t n);
 
 /// dx[i] = dy[i] * f'(x[i]) for the forward y = f(x) of `kind` (x and y are
-/// the forward's input and output; PDRT_POW's exponent is alpha; PDRT_COS
-/// and PDRT_SIN use only x: -sin(x) and cos(x)).
+/// the forward's input and output; PDRT_POW's exponent is alpha; PDRT_COS,
+/// PDRT_SIN and PDRT_SILU use only x: -sin(x), cos(x) and s (1 + x (1 - s))
+/// with s = sigmoid(x)).
 void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
                      const float *dy, const float *x, const float *y,
                      float *dx, int64_t n);

@@ -119,13 +119,19 @@ PDRT_HD void pdrt_row_xent_grad(const float *x, int64_t c, int64_t label,
   }
 }
 
-/// 1 / sqrt(mean(x^2) + eps) of one row of `c` elements (RMS norm), the
-/// mean accumulated in double.
+/// RMS norm's 1 / sqrt(mean(x^2) + eps) of a row of `c` elements whose
+/// squares sum (in double) to `sum_squares`. Each kernel sums the squares
+/// in its own order (the CPU's: pdrt::vmath::dot's lanes).
+PDRT_HD float pdrt_rms_rstd(double sum_squares, int64_t c, float eps) {
+  return (float)(1.0 / sqrt(sum_squares / (double)c + (double)eps));
+}
+
+/// pdrt_rms_rstd of one row, its squares summed in double in index order.
 PDRT_HD float pdrt_row_rms_rstd(const float *x, int64_t c, float eps) {
   double s = 0.0;
   for (int64_t j = 0; j < c; ++j)
     s += (double)x[j] * x[j];
-  return (float)(1.0 / sqrt(s / (double)c + (double)eps));
+  return pdrt_rms_rstd(s, c, eps);
 }
 
 #endif /* PDRT_PDRT_NUMERICS_H */

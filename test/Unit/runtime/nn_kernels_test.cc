@@ -1,7 +1,7 @@
 //===- nn_kernels_test.cc - nn kernels against hand-computed values ---------===//
 //
-// pdrt_unary / pdrt_unary_grad for cos and sin (and the unknown-kind
-// error), and pdrt_rms_norm against hand-computed rows with its gradient
+// pdrt_unary / pdrt_unary_grad for cos, sin, sigmoid and SiLU (and the
+// unknown-kind error), and pdrt_rms_norm against hand-computed rows with its gradient
 // pdrt_rms_norm_grad checked by central finite differences of the forward.
 //
 //===----------------------------------------------------------------------===//
@@ -52,12 +52,51 @@ TEST(Unary, CosAndSinGradientsUseX) {
     EXPECT_NEAR(dx[i], sinWant[i], 1e-6) << "sin' element " << i;
 }
 
+/// x over [-40, 40] and a few extremes, more than two kernel chunks of
+/// elements (the vectorised loops run chunk by chunk).
+std::vector<float> sigmoidArguments() {
+  std::vector<float> x = {0.0f, -0.0f, 1e-30f, -88.0f, 88.0f, -200.0f, 200.0f};
+  for (int i = 0; i < 2500; ++i)
+    x.push_back(-40.0f + 80.0f * i / 2499);
+  return x;
+}
+
+TEST(Unary, SigmoidAndSiluMatchDoubleReferences) {
+  std::vector<float> x = sigmoidArguments(), s(x.size()), y(x.size());
+  pdrt_unary(nullptr, PDRT_SIGMOID, 0.0f, x.data(), s.data(), x.size());
+  pdrt_unary(nullptr, PDRT_SILU, 0.0f, x.data(), y.data(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    double sig = 1.0 / (1.0 + std::exp(-(double)x[i]));
+    // Below 2^-126 (x < -87) floats are subnormal or 0: absolute error.
+    EXPECT_NEAR(s[i], sig, 4e-7 * sig + 1e-37) << "sigmoid(" << x[i] << ")";
+    EXPECT_NEAR(y[i], x[i] * sig, 4e-7 * std::fabs(x[i] * sig) + 1e-37)
+        << "silu(" << x[i] << ")";
+  }
+  EXPECT_EQ(y[5], -0.0f); // -200 exp(200) overflows: -200 / inf
+  EXPECT_EQ(y[6], 200.0f);
+}
+
+TEST(Unary, SiluGradientFromXAgreesWithFiniteDifferences) {
+  // silu'(x) = s (1 + x (1 - s)); y is not read (pass garbage).
+  std::vector<float> x = sigmoidArguments(), junk(x.size(), NAN);
+  std::vector<float> dy = randomVector(x.size(), 7), dx(x.size());
+  pdrt_unary_grad(nullptr, PDRT_SILU, 0.0f, dy.data(), x.data(), junk.data(),
+                  dx.data(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    double h = 1e-4 * std::max(1.0, std::fabs((double)x[i]));
+    auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
+    double want = dy[i] * (silu(x[i] + h) - silu(x[i] - h)) / (2 * h);
+    EXPECT_NEAR(dx[i], want, 1e-5 * std::max(1.0, std::fabs(want)))
+        << "silu'(" << x[i] << ")";
+  }
+}
+
 TEST(Unary, UnknownKindIsAContextError) {
   pdrt_ctx ctx;
   float x = 1, y = -1;
-  pdrt_unary(&ctx, PDRT_SIN + 1, 0.0f, &x, &y, 1);
+  pdrt_unary(&ctx, PDRT_SILU + 1, 0.0f, &x, &y, 1);
   ASSERT_TRUE(ctx.failed);
-  EXPECT_EQ(ctx.error, "pdrt_unary: unknown kind 11");
+  EXPECT_EQ(ctx.error, "pdrt_unary: unknown kind 12");
   EXPECT_EQ(y, -1.0f);
 }
 
