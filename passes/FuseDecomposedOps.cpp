@@ -21,9 +21,11 @@
 //
 // RMSNorm (Llama, T5), x * 1/sqrt(mean(x^2) + eps) * weight with the
 // inverse root as Div(1, Sqrt), Reciprocal(Sqrt) or x / Sqrt, becomes one
-// pd.rms_norm; SiLU (Llama's gated MLP), x * Sigmoid(x), one pd.silu: one
-// pass instead of two kernels, no stashed sigmoid, and a gradient in one
-// pass from x (three kernels before).
+// pd.rms_norm; SiLU, x * Sigmoid(x), one pd.silu: one pass instead of two
+// kernels, no stashed sigmoid, and a gradient in one pass from x (three
+// kernels before); and the gated MLP of Llama, Mistral and Qwen,
+// silu(gate) * up, one pd.swiglu, whose gradient gives both operands'
+// in one pass and recomputes silu(gate) rather than stash it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -457,12 +459,32 @@ struct FuseSilu : public OpRewritePattern<SigmoidOp> {
   }
 };
 
+/// Rewrites the gated MLP's silu(gate) * up (either order; the SiLU read
+/// by that product alone, both operands of the product's type) into one
+/// pd.swiglu, anchored on the SiLU.
+struct FuseSwiglu : public OpRewritePattern<SiluOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SiluOp silu,
+                                PatternRewriter &rewriter) const override {
+    auto mul = soleUser<MulOp>(silu.getResult());
+    Value up = mul ? otherOperand(mul, silu.getResult()) : Value();
+    if (!up || up.getType() != silu.getType())
+      return rewriter.notifyMatchFailure(silu, "not silu(gate) * up");
+    // Where the product is: up may be computed after the SiLU.
+    rewriter.setInsertionPoint(mul);
+    rewriter.replaceOpWithNewOp<SwigluOp>(mul, silu.getType(),
+                                          silu.getInput(), up);
+    return success();
+  }
+};
+
 } // namespace
 
 void FuseDecomposedOpsPass::runOnOperation() {
   RewritePatternSet patterns(&getContext());
   patterns.add<FuseLayerNorm, FuseRMSNorm, FuseErfGelu, FuseTanhGelu,
-               FuseSilu>(&getContext());
+               FuseSilu, FuseSwiglu>(&getContext());
   GreedyRewriteConfig config;
   config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
   if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),

@@ -177,7 +177,7 @@ static void populateReductions(RuntimePatterns &patterns) {
   });
 }
 
-/// Unary math, GELU and dropout, with their gradients.
+/// Unary math, SwiGLU, GELU and dropout, with their gradients.
 static void populateElementwise(RuntimePatterns &patterns) {
   patterns.add<NegOp, SqrtOp, ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp,
                ReciprocalOp, CosOp, SinOp, SiluOp>([](auto u,
@@ -211,6 +211,19 @@ static void populateElementwise(RuntimePatterns &patterns) {
            {b.ctx(), b.address(d.getInput()), b.address(d), b.i64(numel(d)),
             b.f32(d.getRatio().convertToFloat()),
             b.i64(static_cast<int64_t>(d.getRngId()))});
+    return success();
+  });
+  patterns.add<SwigluOp>([](SwigluOp s, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_swiglu,
+           {b.ctx(), b.address(s.getGate()), b.address(s.getUp()),
+            b.address(s), b.i64(numel(s))});
+    return success();
+  });
+  patterns.add<SwigluGradOp>([](SwigluGradOp g, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_swiglu_grad,
+           {b.ctx(), b.address(g.getGrad()), b.address(g.getGate()),
+            b.address(g.getUp()), b.address(g.getGateGrad()),
+            b.address(g.getUpGrad()), b.i64(numel(g.getGrad()))});
     return success();
   });
   patterns.add<GeluOp>([](GeluOp g, RuntimeCallBuilder &b) {

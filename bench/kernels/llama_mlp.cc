@@ -8,6 +8,11 @@
 //                    backward mul, sigmoid's gradient, dy s + that
 //     onednn         oneDNN's eltwise_swish (alpha 1), forward_training and
 //                    backward from the source
+//   swiglu         the gated MLP's silu(gate) * up and its gradient:
+//     pdrt fused     pdrt_swiglu / pdrt_swiglu_grad (pd.swiglu)
+//     pdrt silu, mul pd.silu and pd.mul, as before the gate was fused;
+//                    backward the two products' gradients (dy up, dy h)
+//                    and pd.silu's (the unary gradient)
 //   rms_norm       RMS norm and its gradient over 1024 rows of 256:
 //     pdrt           pdrt_rms_norm / pdrt_rms_norm_grad (row sums in
 //                    vmath::dot's lanes)
@@ -103,6 +108,34 @@ void silu(int reps) {
   oneDnnSwish(n, x, dy, y, dx, reps);
 }
 
+void swiglu(int reps) {
+  const int64_t n = 8 * 128 * 1024;
+  const int64_t desc[] = {1, n, 1, 1};
+  Floats g = normal(n, 1), u = normal(n, 6), dy = normal(n, 2), h(n), y(n),
+         t(n), dg(n), du(n);
+  std::printf("swiglu over %lld floats\n%-14s %10s %10s\n", (long long)n,
+              "kernel", "fwd ns/el", "bwd ns/el");
+  double f = seconds([&] {
+    pdrt_swiglu(nullptr, g.data(), u.data(), y.data(), n);
+  }, reps);
+  double b = seconds([&] {
+    pdrt_swiglu_grad(nullptr, dy.data(), g.data(), u.data(), dg.data(),
+                     du.data(), n);
+  }, reps);
+  report("pdrt fused", f, b, n);
+  f = seconds([&] {
+    pdrt_unary(nullptr, PDRT_SILU, 0.0f, g.data(), h.data(), n);
+    pdrt_binary(nullptr, PDRT_MUL, h.data(), u.data(), y.data(), desc);
+  }, reps);
+  b = seconds([&] {
+    pdrt_binary(nullptr, PDRT_MUL, dy.data(), u.data(), t.data(), desc);
+    pdrt_binary(nullptr, PDRT_MUL, dy.data(), h.data(), du.data(), desc);
+    pdrt_unary_grad(nullptr, PDRT_SILU, 0.0f, t.data(), g.data(), h.data(),
+                    dg.data(), n);
+  }, reps);
+  report("pdrt silu, mul", f, b, n);
+}
+
 /// RMS norm and its gradient with every row sum in index order.
 void scalarRmsNorm(const Floats &x, const Floats &g, const Floats &dy,
                    Floats &y, Floats &dx, Floats &dg, int64_t rows,
@@ -157,5 +190,6 @@ void rmsNorm(int reps) {
 int main() {
   const int reps = 30;
   silu(reps);
+  swiglu(reps);
   rmsNorm(reps);
 }

@@ -125,6 +125,40 @@ extern "C" void pdrt_unary(pdrt_ctx *ctx, int32_t kind, float alpha,
     y[i] = unaryApply(kind, alpha, x[i]);
 }
 
+extern "C" void pdrt_swiglu(pdrt_ctx *ctx, const float *gate, const float *up,
+                            float *y, int64_t n) {
+  if (pdrt::hasError(ctx))
+    return;
+  float e[pdrt::vmath::kChunk];
+  for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
+    const int64_t c = std::min(pdrt::vmath::kChunk, n - at);
+    negExp(gate + at, e, c);
+    const float *gs = gate + at, *us = up + at;
+    float *ys = y + at;
+    for (int64_t i = 0; i < c; ++i)
+      ys[i] = gs[i] / (1.0f + e[i]) * us[i];
+  }
+}
+
+extern "C" void pdrt_swiglu_grad(pdrt_ctx *ctx, const float *dy,
+                                 const float *gate, const float *up,
+                                 float *dgate, float *dup, int64_t n) {
+  if (pdrt::hasError(ctx))
+    return;
+  float e[pdrt::vmath::kChunk];
+  for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
+    const int64_t c = std::min(pdrt::vmath::kChunk, n - at);
+    negExp(gate + at, e, c);
+    const float *dys = dy + at, *gs = gate + at, *us = up + at;
+    float *dgs = dgate + at, *dus = dup + at;
+    for (int64_t i = 0; i < c; ++i) {
+      const float s = 1.0f / (1.0f + e[i]), d = dys[i], g = gs[i];
+      dus[i] = d * (g / (1.0f + e[i]));
+      dgs[i] = d * us[i] * (s * (1.0f + g * (1.0f - s)));
+    }
+  }
+}
+
 extern "C" void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
                                 const float *dy, const float *x,
                                 const float *y, float *dx, int64_t n) {

@@ -346,20 +346,48 @@ func.func @not_rms_norm_shared(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<
 
 // -----
 
-// SiLU as exporters write it, x * sigmoid(x), in both operand orders.
+// SiLU as exporters write it, x * sigmoid(x), in both operand orders; the
+// second is returned, the first scaled by a broadcast vector (not a gate).
 // CHECK-LABEL: func.func @silu
-// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[U:.*]]: tensor<4x8xf32>)
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[U:.*]]: tensor<4x8xf32>, %[[V:.*]]: tensor<8xf32>)
 // CHECK-NEXT: %[[A:.*]] = pd.silu %[[X]] : tensor<4x8xf32>
 // CHECK-NEXT: %[[B:.*]] = pd.silu %[[U]] : tensor<4x8xf32>
-// CHECK-NEXT: %[[G:.*]] = pd.mul %[[A]], %[[B]]
-// CHECK-NEXT: return %[[G]]
-func.func @silu(%x: tensor<4x8xf32>, %u: tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: %[[G:.*]] = pd.mul %[[A]], %[[V]]
+// CHECK-NEXT: return %[[G]], %[[B]]
+func.func @silu(%x: tensor<4x8xf32>, %u: tensor<4x8xf32>, %v: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %s = pd.sigmoid %x : tensor<4x8xf32>
   %a = pd.mul %x, %s : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   %t = pd.sigmoid %u : tensor<4x8xf32>
   %b = pd.mul %t, %u : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
-  %g = pd.mul %a, %b : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
-  return %g : tensor<4x8xf32>
+  %g = pd.mul %a, %v : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  return %g, %b : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Llama's gated MLP: silu(gate) * up, the product's operands in either
+// order, up computed after the SiLU; a SiLU also read elsewhere stays a
+// pd.silu and a pd.mul.
+// CHECK-LABEL: func.func @swiglu
+// CHECK-SAME: (%[[G:.*]]: tensor<4x8xf32>, %[[U:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT: %[[W:.*]] = pd.add %[[U]], %[[U]]
+// CHECK-NEXT: %[[A:.*]] = pd.swiglu %[[G]], %[[W]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[B:.*]] = pd.swiglu %[[U]], %[[A]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[S:.*]] = pd.silu %[[G]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[C:.*]] = pd.mul %[[S]], %[[U]]
+// CHECK-NEXT: return %[[B]], %[[C]], %[[S]]
+func.func @swiglu(%g: tensor<4x8xf32>, %u: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %s = pd.sigmoid %g : tensor<4x8xf32>
+  %h = pd.mul %g, %s : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %w = pd.add %u, %u : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %a = pd.mul %h, %w : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %t = pd.sigmoid %u : tensor<4x8xf32>
+  %k = pd.mul %t, %u : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %b = pd.mul %a, %k : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %r = pd.sigmoid %g : tensor<4x8xf32>
+  %q = pd.mul %r, %g : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %c = pd.mul %q, %u : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %b, %c, %q : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
 
 // -----

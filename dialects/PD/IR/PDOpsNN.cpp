@@ -312,6 +312,23 @@ int64_t GeluGradOp::getFlops() {
 }
 
 //===----------------------------------------------------------------------===//
+// SwigluOp: y = silu(g) u, silu(g) = g s, s = sigmoid(g)
+//   dg = dy u s (1 + g (1 - s)), du = dy g s, both by pd.swiglu_grad
+//===----------------------------------------------------------------------===//
+
+LogicalResult SwigluOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  auto grad = b.create<SwigluGradOp>(getLoc(), getType(), getType(),
+                                     resultGrads[0], getGate(), getUp());
+  operandGrads.push_back(grad.getGateGrad());
+  operandGrads.push_back(grad.getUpGrad());
+  return success();
+}
+
+int64_t SwigluOp::getFlops() { return 15 * numElements(getResult()); }
+int64_t SwigluGradOp::getFlops() { return 20 * numElements(getGrad()); }
+
+//===----------------------------------------------------------------------===//
 // DropoutOp: y = x * keep / (1 - p)    dx = dy * keep / (1 - p), the same op
 // on dy with the same rng_id (the mask is regenerated, never stashed)
 //===----------------------------------------------------------------------===//

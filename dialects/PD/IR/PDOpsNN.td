@@ -248,6 +248,50 @@ def PD_GeluGradOp : PD_Op<"gelu_grad", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
+// SwiGLU: the gated MLP of Llama, Mistral, Qwen
+//===----------------------------------------------------------------------===//
+
+def PD_SwigluOp : PD_Op<"swiglu", [Pure, AllTypesMatch<["gate", "up", "result"]>,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gated SiLU: y = silu(gate) * up, elementwise.";
+  let description = [{
+    silu(g) = g * sigmoid(g). pd-fuse-decomposed-ops makes it of a
+    `pd.mul` of a `pd.silu` read by nothing else and a tensor of the same
+    type (the gated MLP's gate and up projections): one pass over the two
+    projections instead of two kernels, silu(gate) neither written nor
+    stashed (the gradient, pd.swiglu_grad, recomputes it from the gate).
+
+    ```mlir
+    %y = pd.swiglu %gate, %up : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$gate, PD_F32Tensor:$up);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+}
+
+def PD_SwigluGradOp : PD_Op<"swiglu_grad", [Pure,
+    AllTypesMatch<["grad", "gate", "up", "gate_grad", "up_grad"]>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradient of pd.swiglu, both operands in one pass.";
+  let description = [{
+    With s = sigmoid(gate): gate_grad = dy * up * s (1 + gate (1 - s)),
+    up_grad = dy * gate * s.
+
+    ```mlir
+    %dg, %du = pd.swiglu_grad %dy, %gate, %up : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$gate,
+                       PD_F32Tensor:$up);
+  let results = (outs PD_F32Tensor:$gate_grad, PD_F32Tensor:$up_grad);
+  let assemblyFormat = [{
+    $grad `,` $gate `,` $up attr-dict `:` type($grad)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Softmax and layer normalization
 //===----------------------------------------------------------------------===//
 

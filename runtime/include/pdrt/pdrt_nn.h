@@ -32,6 +32,17 @@ void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
                      const float *dy, const float *x, const float *y,
                      float *dx, int64_t n);
 
+/// Gated SiLU: y[i] = silu(gate[i]) * up[i], silu(g) = g sigmoid(g): the
+/// bits of pdrt_unary PDRT_SILU on gate times up.
+void pdrt_swiglu(pdrt_ctx *ctx, const float *gate, const float *up, float *y,
+                 int64_t n);
+
+/// Its gradient, s = sigmoid(gate[i]) recomputed: dgate[i] = dy[i] up[i]
+/// s (1 + gate[i] (1 - s)), dup[i] = dy[i] silu(gate[i]) (pdrt_swiglu's
+/// bits of it). dgate may be dy.
+void pdrt_swiglu_grad(pdrt_ctx *ctx, const float *dy, const float *gate,
+                      const float *up, float *dgate, float *dup, int64_t n);
+
 /// GELU: y[i] = 0.5 x (1 + erf(x / sqrt(2))), or with `approx_tanh` the
 /// approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 void pdrt_gelu(pdrt_ctx *ctx, int32_t approx_tanh, const float *x, float *y,

@@ -1,7 +1,7 @@
 //===- nn_kernels_test.cc - nn kernels against hand-computed values ---------===//
 //
 // pdrt_unary / pdrt_unary_grad for cos, sin, sigmoid and SiLU (and the
-// unknown-kind error), and pdrt_rms_norm against hand-computed rows with its gradient
+// unknown-kind error), pdrt_swiglu and its gradient, and pdrt_rms_norm against hand-computed rows with its gradient
 // pdrt_rms_norm_grad checked by central finite differences of the forward.
 //
 //===----------------------------------------------------------------------===//
@@ -89,6 +89,41 @@ TEST(Unary, SiluGradientFromXAgreesWithFiniteDifferences) {
     EXPECT_NEAR(dx[i], want, 1e-5 * std::max(1.0, std::fabs(want)))
         << "silu'(" << x[i] << ")";
   }
+}
+
+TEST(Swiglu, IsSiluOfTheGateTimesUpBitForBit) {
+  std::vector<float> gate = sigmoidArguments();
+  const int64_t n = gate.size();
+  std::vector<float> up = randomVector(n, 3), silu(n), y(n);
+  pdrt_unary(nullptr, PDRT_SILU, 0.0f, gate.data(), silu.data(), n);
+  pdrt_swiglu(nullptr, gate.data(), up.data(), y.data(), n);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(y[i], silu[i] * up[i]) << "element " << i;
+}
+
+TEST(Swiglu, GradientsAgreeWithFiniteDifferences) {
+  std::vector<float> gate = sigmoidArguments();
+  const int64_t n = gate.size();
+  std::vector<float> up = randomVector(n, 3), dy = randomVector(n, 4);
+  std::vector<float> dgate(n), dup(n), silu(n);
+  pdrt_swiglu_grad(nullptr, dy.data(), gate.data(), up.data(), dgate.data(),
+                   dup.data(), n);
+  pdrt_unary(nullptr, PDRT_SILU, 0.0f, gate.data(), silu.data(), n);
+  auto siluOf = [](double v) { return v / (1.0 + std::exp(-v)); };
+  for (int64_t i = 0; i < n; ++i) {
+    // d/d up is dy silu(gate): the forward's silu, bit for bit.
+    ASSERT_EQ(dup[i], dy[i] * silu[i]) << "element " << i;
+    double h = 1e-4 * std::max(1.0, std::fabs((double)gate[i]));
+    double want = (double)dy[i] * up[i] *
+                  (siluOf(gate[i] + h) - siluOf(gate[i] - h)) / (2 * h);
+    EXPECT_NEAR(dgate[i], want, 1e-5 * std::max(1.0, std::fabs(want)))
+        << "gate " << gate[i];
+  }
+  // dgate may be written over dy.
+  std::vector<float> inPlace = dy;
+  pdrt_swiglu_grad(nullptr, inPlace.data(), gate.data(), up.data(),
+                   inPlace.data(), dup.data(), n);
+  EXPECT_EQ(inPlace, dgate);
 }
 
 TEST(Unary, UnknownKindIsAContextError) {
