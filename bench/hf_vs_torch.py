@@ -23,11 +23,11 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples", "hf"))
-from hfvenv import reexec_in_venv  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
+from pdc_venv import reexec_in_venv  # noqa: E402
 
 if __name__ == "__main__":
-    reexec_in_venv()
+    reexec_in_venv("transformers")
 
 sys.path.insert(0, HERE)
 import benchlib  # noqa: E402

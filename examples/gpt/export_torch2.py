@@ -30,27 +30,10 @@ import argparse
 import os
 import sys
 
-VENV = os.environ.get("PDC_VENV", os.path.expanduser("~/.cache/pdc-venv"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pdc_venv import reexec_in_venv  # noqa: E402
 
-
-def reexec_in_venv():
-    """Run this script with the venv's python unless torch 2.x is importable."""
-    try:
-        import torch
-        import onnxscript  # noqa: F401 (the exporter needs it)
-        if int(torch.__version__.split(".")[0]) >= 2:
-            return
-    except ModuleNotFoundError:
-        pass
-    python = os.path.join(VENV, "bin", "python")
-    if os.path.realpath(sys.prefix) == os.path.realpath(VENV) or \
-            not os.path.exists(python):
-        sys.exit(f"error: needs torch 2.x and onnxscript; run scripts/setup-venv.sh "
-                 f"(venv {VENV})")
-    os.execv(python, [python] + sys.argv)
-
-
-reexec_in_venv()
+reexec_in_venv("onnxscript")  # the exporter needs it
 
 import torch  # noqa: E402
 

@@ -74,11 +74,11 @@ import os
 import sys
 import warnings
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hfvenv import reexec_in_venv  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pdc_venv import reexec_in_venv  # noqa: E402
 
 if __name__ == "__main__":
-    reexec_in_venv()
+    reexec_in_venv("transformers")
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402

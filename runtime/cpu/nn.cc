@@ -75,11 +75,18 @@ bool validKind(pdrt_ctx *ctx, int32_t kind) {
   return false;
 }
 
-/// e[i] = exp(-x[i]) over n <= vmath::kChunk elements.
-void negExp(const float *x, float *e, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    e[i] = -x[i];
-  pdrt::vmath::exp(e, e, n);
+/// f(at, c, e) over x[0, n) a chunk at a time: elements [at, at + c),
+/// e[i] = exp(-x[at + i]) in an L1 buffer (the logistic functions'
+/// exponential: sigmoid = 1 / (1 + e), silu = x / (1 + e)).
+template <typename F> void overNegExpChunks(const float *x, int64_t n, F f) {
+  float e[pdrt::vmath::kChunk];
+  for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
+    const int64_t c = std::min(pdrt::vmath::kChunk, n - at);
+    for (int64_t i = 0; i < c; ++i)
+      e[i] = -x[at + i];
+    pdrt::vmath::exp(e, e, c);
+    f(at, c, static_cast<const float *>(e));
+  }
 }
 
 /// The vectorised form of unary `kind`, if it has one.
@@ -105,20 +112,11 @@ extern "C" void pdrt_unary(pdrt_ctx *ctx, int32_t kind, float alpha,
   if (ArrayFn f = vectorised(kind))
     return f(x, y, n);
   if (kind == PDRT_SIGMOID || kind == PDRT_SILU) {
-    // exp(-x) a chunk at a time in L1, then 1 / (1 + e) or x / (1 + e).
-    float e[pdrt::vmath::kChunk];
-    for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
-      const int64_t c = std::min(pdrt::vmath::kChunk, n - at);
-      negExp(x + at, e, c);
-      const float *xs = x + at;
-      float *ys = y + at;
-      if (kind == PDRT_SIGMOID)
-        for (int64_t i = 0; i < c; ++i)
-          ys[i] = 1.0f / (1.0f + e[i]);
-      else
-        for (int64_t i = 0; i < c; ++i)
-          ys[i] = xs[i] / (1.0f + e[i]);
-    }
+    const bool silu = kind == PDRT_SILU;
+    overNegExpChunks(x, n, [&](int64_t at, int64_t c, const float *e) {
+      for (int64_t i = 0; i < c; ++i)
+        y[at + i] = (silu ? x[at + i] : 1.0f) / (1.0f + e[i]);
+    });
     return;
   }
   for (int64_t i = 0; i < n; ++i)
@@ -129,15 +127,10 @@ extern "C" void pdrt_swiglu(pdrt_ctx *ctx, const float *gate, const float *up,
                             float *y, int64_t n) {
   if (pdrt::hasError(ctx))
     return;
-  float e[pdrt::vmath::kChunk];
-  for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
-    const int64_t c = std::min(pdrt::vmath::kChunk, n - at);
-    negExp(gate + at, e, c);
-    const float *gs = gate + at, *us = up + at;
-    float *ys = y + at;
-    for (int64_t i = 0; i < c; ++i)
-      ys[i] = gs[i] / (1.0f + e[i]) * us[i];
-  }
+  overNegExpChunks(gate, n, [&](int64_t at, int64_t c, const float *e) {
+    for (int64_t i = at; i < at + c; ++i)
+      y[i] = gate[i] / (1.0f + e[i - at]) * up[i];
+  });
 }
 
 extern "C" void pdrt_swiglu_grad(pdrt_ctx *ctx, const float *dy,
@@ -145,18 +138,14 @@ extern "C" void pdrt_swiglu_grad(pdrt_ctx *ctx, const float *dy,
                                  float *dgate, float *dup, int64_t n) {
   if (pdrt::hasError(ctx))
     return;
-  float e[pdrt::vmath::kChunk];
-  for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
-    const int64_t c = std::min(pdrt::vmath::kChunk, n - at);
-    negExp(gate + at, e, c);
-    const float *dys = dy + at, *gs = gate + at, *us = up + at;
-    float *dgs = dgate + at, *dus = dup + at;
-    for (int64_t i = 0; i < c; ++i) {
-      const float s = 1.0f / (1.0f + e[i]), d = dys[i], g = gs[i];
-      dus[i] = d * (g / (1.0f + e[i]));
-      dgs[i] = d * us[i] * (s * (1.0f + g * (1.0f - s)));
+  overNegExpChunks(gate, n, [&](int64_t at, int64_t c, const float *e) {
+    for (int64_t i = at; i < at + c; ++i) {
+      const float ei = e[i - at], s = 1.0f / (1.0f + ei), d = dy[i];
+      const float g = gate[i];
+      dup[i] = d * (g / (1.0f + ei));
+      dgate[i] = d * up[i] * (s * (1.0f + g * (1.0f - s)));
     }
-  }
+  });
 }
 
 extern "C" void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
@@ -165,18 +154,13 @@ extern "C" void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
   if (pdrt::hasError(ctx) || !validKind(ctx, kind))
     return;
   if (kind == PDRT_SILU) {
-    // s = 1 / (1 + exp(-x)) recomputed a chunk at a time in L1.
-    float e[pdrt::vmath::kChunk];
-    for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
-      const int64_t c = std::min(pdrt::vmath::kChunk, n - at);
-      negExp(x + at, e, c);
-      const float *xs = x + at, *dys = dy + at;
-      float *dxs = dx + at;
-      for (int64_t i = 0; i < c; ++i) {
-        const float s = 1.0f / (1.0f + e[i]);
-        dxs[i] = dys[i] * (s * (1.0f + xs[i] * (1.0f - s)));
+    // s = 1 / (1 + exp(-x)) recomputed a chunk at a time.
+    overNegExpChunks(x, n, [&](int64_t at, int64_t c, const float *e) {
+      for (int64_t i = at; i < at + c; ++i) {
+        const float s = 1.0f / (1.0f + e[i - at]);
+        dx[i] = dy[i] * (s * (1.0f + x[i] * (1.0f - s)));
       }
-    }
+    });
     return;
   }
   if (kind == PDRT_ERF || kind == PDRT_SIN || kind == PDRT_COS) {
