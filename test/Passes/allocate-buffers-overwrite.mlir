@@ -73,3 +73,28 @@ func.func @stage0_backward(%s: tensor<4x16xf32>) attributes {pd.phase = #pd.phas
 // CHECK-NOT:  pd.gelu_grad {{.+}} {pd.buffer = #pd.buffer<workspace, [[DY]]>}
 // CHECK:      pd.gelu_grad {{.+}} {pd.buffer = #pd.buffer<workspace,
 // CHECK-NEXT: pd.gelu_grad %arg0, {{.+}} {pd.buffer = #pd.buffer<workspace,
+
+// -----
+
+// A SwiGLU gradient whose incoming gradient dies at it: the gate's
+// gradient takes that slot, the up projection's one of its own.
+module attributes {pd.num_stages = 1 : i64} {
+func.func @stage0_forward() attributes {pd.phase = #pd.phase<forward>, pd.stage = 0 : i64} {
+  return
+}
+func.func @stage0_backward() attributes {pd.phase = #pd.phase<backward>, pd.stage = 0 : i64} {
+  %z = pd.input 0 "z" : tensor<4x16xf32>
+  %u = pd.input 1 "u" : tensor<4x16xf32>
+  %dy = pd.relu %z : tensor<4x16xf32>
+  %dg, %du = pd.swiglu_grad %dy, %z, %u : tensor<4x16xf32>
+  %a = pd.reduce_sum %dg {axes = array<i64: 0, 1>} : tensor<4x16xf32> -> tensor<f32>
+  %b = pd.reduce_sum %du {axes = array<i64: 0, 1>} : tensor<4x16xf32> -> tensor<f32>
+  %l = pd.add %a, %b : tensor<f32>, tensor<f32> -> tensor<f32>
+  pd.report_loss %l : tensor<f32>
+  return
+}
+}
+
+// CHECK-LABEL: func.func @stage0_backward
+// CHECK:      pd.relu {{.+}} {pd.buffer = #pd.buffer<workspace, [[DY:[0-9]+]]>}
+// CHECK-NEXT: pd.swiglu_grad {{.+}} {pd.buffers = [#pd.buffer<workspace, [[DY]]>, #pd.buffer<workspace, {{[0-9]+}}>]}

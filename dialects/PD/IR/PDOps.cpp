@@ -307,6 +307,8 @@ Value mlir::pd::getContiguousPartRoot(Value input) {
 Value mlir::pd::getOverwritableOperand(Operation *op) {
   if (auto gelu = dyn_cast<GeluGradOp>(op))
     return gelu.getGrad();
+  if (auto swiglu = dyn_cast<SwigluGradOp>(op))
+    return swiglu.getGrad();
   if (auto softmax = dyn_cast<MaskedSoftmaxGradOp>(op))
     return softmax.getGrad();
   if (auto norm = dyn_cast<LayerNormGradOp>(op))

@@ -114,9 +114,9 @@ def PD_SigmoidOp : PD_UnaryMathOp<"sigmoid", "Sigmoid", "logistic sigmoid 1/(1+e
 def PD_ReciprocalOp : PD_UnaryMathOp<"reciprocal", "Reciprocal", "reciprocal 1/x">;
 def PD_CosOp : PD_UnaryMathOp<"cos", "Cos", "cosine">;
 def PD_SinOp : PD_UnaryMathOp<"sin", "Sin", "sine">;
-// x * sigmoid(x), as exporters spell SiLU (Llama's gated MLP, EfficientNet),
-// fused by pd-fuse-decomposed-ops: one pass instead of three kernels, and a
-// gradient from x alone.
+// x * sigmoid(x), as exporters spell SiLU (EfficientNet, YOLO; a gated
+// MLP's goes on to pd.swiglu), fused by pd-fuse-decomposed-ops: one pass
+// instead of two kernels, and a gradient from x alone in one (three before).
 def PD_SiluOp : PD_UnaryMathOp<"silu", "Silu", "SiLU x * sigmoid(x)">;
 
 def PD_PowOp : PD_Op<"pow", [Pure, SameOperandsAndResultType,
@@ -256,7 +256,7 @@ def PD_SwigluOp : PD_Op<"swiglu", [Pure, AllTypesMatch<["gate", "up", "result"]>
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
   let summary = "Gated SiLU: y = silu(gate) * up, elementwise.";
   let description = [{
-    silu(g) = g * sigmoid(g). pd-fuse-decomposed-ops makes it of a
+    silu(g) = g * sigmoid(g). pd-fuse-decomposed-ops forms it from a
     `pd.mul` of a `pd.silu` read by nothing else and a tensor of the same
     type (the gated MLP's gate and up projections): one pass over the two
     projections instead of two kernels, silu(gate) neither written nor
@@ -277,7 +277,7 @@ def PD_SwigluGradOp : PD_Op<"swiglu_grad", [Pure,
   let summary = "Gradient of pd.swiglu, both operands in one pass.";
   let description = [{
     With s = sigmoid(gate): gate_grad = dy * up * s (1 + gate (1 - s)),
-    up_grad = dy * gate * s.
+    up_grad = dy * silu(gate). gate_grad may take the slot of dy.
 
     ```mlir
     %dg, %du = pd.swiglu_grad %dy, %gate, %up : tensor<4x8xf32>

@@ -74,6 +74,19 @@ func.func @gelu(%x: tensor<4x8xf32>) {
   return
 }
 
+// Tests that pd.silu, pd.swiglu and pd.swiglu_grad round-trip.
+
+// CHECK-LABEL: func.func @silu_swiglu
+func.func @silu_swiglu(%g: tensor<4x8xf32>, %u: tensor<4x8xf32>) {
+  // CHECK: %[[S:.+]] = pd.silu %{{.+}} : tensor<4x8xf32>
+  %s = pd.silu %g : tensor<4x8xf32>
+  // CHECK: %[[Y:.+]] = pd.swiglu %[[S]], %{{.+}} : tensor<4x8xf32>
+  %y = pd.swiglu %s, %u : tensor<4x8xf32>
+  // CHECK: %gate_grad, %up_grad = pd.swiglu_grad %[[Y]], %{{.+}}, %{{.+}} : tensor<4x8xf32>
+  %dg, %du = pd.swiglu_grad %y, %g, %u : tensor<4x8xf32>
+  return
+}
+
 // Tests that a GELU with a bias (gelu(x + bias)) and its gradient at
 // x + bias, with and without the bias gradient, round-trip.
 
