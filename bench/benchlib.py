@@ -149,16 +149,22 @@ def run_checked(cmd, env):
     return proc.stdout
 
 
+def compile_pdc(args, model_path, plan_dir, stages, extra=()):
+    """Compile a plan with `stages` stages and the benchmark's options (and
+    the pdc options `extra`) into plan_dir."""
+    run_checked([args.pdc, model_path, "-o", plan_dir, "--stages", str(stages),
+                 "--replicas", "1", "--microbatch", str(args.microbatch),
+                 "--microbatches", str(args.microbatches),
+                 "--schedule", args.schedule, "--optimizer", args.optimizer,
+                 "--lr", repr(args.lr), *extra], child_env(args.threads))
+
+
 def time_pdc(args, model_path, data_dir, work_dir, stages, extra=()):
     """Compile and run a plan with `stages` stages; return (s/step, how
     measured, with the plan's predicted step time and its ratio to it)."""
     plan_dir = os.path.join(work_dir, f"plan-d{stages}")
     env = child_env(args.threads)
-    run_checked([args.pdc, model_path, "-o", plan_dir, "--stages", str(stages),
-                 "--replicas", "1", "--microbatch", str(args.microbatch),
-                 "--microbatches", str(args.microbatches),
-                 "--schedule", args.schedule, "--optimizer", args.optimizer,
-                 "--lr", repr(args.lr), *extra], env)
+    compile_pdc(args, model_path, plan_dir, stages, extra)
     start = time.perf_counter()
     out = run_checked([os.path.join(plan_dir, "run"), "--steps", str(args.steps),
                        "--data", data_dir, "--log-every", "1"], env)

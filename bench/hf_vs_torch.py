@@ -69,12 +69,10 @@ def profile_ops(args, model_path, data_dir):
     """Compile an instrumented d=1 plan, run it and print op_report."""
     plan = os.path.join(args.work_dir, "plan-d1-instrumented")
     times = os.path.join(args.work_dir, "op-times.json")
-    benchlib.time_pdc(args, model_path, data_dir, args.work_dir, 1,
-                      ("--instrument-ops",))
-    os.replace(os.path.join(args.work_dir, "plan-d1"), plan)
-    env = benchlib.child_env(args.threads)
+    benchlib.compile_pdc(args, model_path, plan, 1, ("--instrument-ops",))
     benchlib.run_checked([os.path.join(plan, "run"), "--steps", "4", "--data",
-                          data_dir, "--profile-ops", times], env)
+                          data_dir, "--profile-ops", times],
+                         benchlib.child_env(args.threads))
     print(subprocess.run([sys.executable, os.path.join(HERE, "op_report.py"),
                           plan, times, "--top", "12"], check=True,
                          capture_output=True, text=True).stdout)

@@ -136,6 +136,14 @@ void swiglu(int reps) {
   report("pdrt silu, mul", f, b, n);
 }
 
+/// 1 / sqrt(mean(x^2) + eps), the squares summed in index order.
+float indexOrderRstd(const float *x, int64_t cols, float eps) {
+  double s = 0.0;
+  for (int64_t c = 0; c < cols; ++c)
+    s += (double)x[c] * x[c];
+  return pdrt_rms_rstd(s, cols, eps);
+}
+
 /// RMS norm and its gradient with every row sum in index order.
 void scalarRmsNorm(const Floats &x, const Floats &g, const Floats &dy,
                    Floats &y, Floats &dx, Floats &dg, int64_t rows,
@@ -144,7 +152,7 @@ void scalarRmsNorm(const Floats &x, const Floats &g, const Floats &dy,
   double f = seconds([&] {
     for (int64_t r = 0; r < rows; ++r) {
       const float *xr = x.data() + r * cols;
-      const float rstd = pdrt_row_rms_rstd(xr, cols, eps);
+      const float rstd = indexOrderRstd(xr, cols, eps);
       for (int64_t c = 0; c < cols; ++c)
         y[r * cols + c] = xr[c] * rstd * g[c];
     }
@@ -154,7 +162,7 @@ void scalarRmsNorm(const Floats &x, const Floats &g, const Floats &dy,
       dg[c] = 0.0f;
     for (int64_t r = 0; r < rows; ++r) {
       const float *xr = x.data() + r * cols, *dyr = dy.data() + r * cols;
-      const float rstd = pdrt_row_rms_rstd(xr, cols, eps);
+      const float rstd = indexOrderRstd(xr, cols, eps);
       double meanDnX = 0.0;
       for (int64_t c = 0; c < cols; ++c)
         meanDnX += (double)dyr[c] * g[c] * xr[c];

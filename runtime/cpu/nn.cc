@@ -89,6 +89,20 @@ template <typename F> void overNegExpChunks(const float *x, int64_t n, F f) {
   }
 }
 
+void sigmoidArray(const float *x, float *y, int64_t n) {
+  overNegExpChunks(x, n, [&](int64_t at, int64_t c, const float *e) {
+    for (int64_t i = 0; i < c; ++i)
+      y[at + i] = 1.0f / (1.0f + e[i]);
+  });
+}
+
+void siluArray(const float *x, float *y, int64_t n) {
+  overNegExpChunks(x, n, [&](int64_t at, int64_t c, const float *e) {
+    for (int64_t i = 0; i < c; ++i)
+      y[at + i] = x[at + i] / (1.0f + e[i]);
+  });
+}
+
 /// The vectorised form of unary `kind`, if it has one.
 using ArrayFn = void (*)(const float *, float *, int64_t);
 ArrayFn vectorised(int32_t kind) {
@@ -99,6 +113,8 @@ ArrayFn vectorised(int32_t kind) {
   case PDRT_TANH: return pdrt::vmath::tanh;
   case PDRT_COS: return pdrt::vmath::cos;
   case PDRT_SIN: return pdrt::vmath::sin;
+  case PDRT_SIGMOID: return sigmoidArray;
+  case PDRT_SILU: return siluArray;
   default: return nullptr;
   }
 }
@@ -111,14 +127,6 @@ extern "C" void pdrt_unary(pdrt_ctx *ctx, int32_t kind, float alpha,
     return;
   if (ArrayFn f = vectorised(kind))
     return f(x, y, n);
-  if (kind == PDRT_SIGMOID || kind == PDRT_SILU) {
-    const bool silu = kind == PDRT_SILU;
-    overNegExpChunks(x, n, [&](int64_t at, int64_t c, const float *e) {
-      for (int64_t i = 0; i < c; ++i)
-        y[at + i] = (silu ? x[at + i] : 1.0f) / (1.0f + e[i]);
-    });
-    return;
-  }
   for (int64_t i = 0; i < n; ++i)
     y[i] = unaryApply(kind, alpha, x[i]);
 }

@@ -126,12 +126,5 @@ PDRT_HD float pdrt_rms_rstd(double sum_squares, int64_t c, float eps) {
   return (float)(1.0 / sqrt(sum_squares / (double)c + (double)eps));
 }
 
-/// pdrt_rms_rstd of one row, its squares summed in double in index order.
-PDRT_HD float pdrt_row_rms_rstd(const float *x, int64_t c, float eps) {
-  double s = 0.0;
-  for (int64_t j = 0; j < c; ++j)
-    s += (double)x[j] * x[j];
-  return pdrt_rms_rstd(s, c, eps);
-}
 
 #endif /* PDRT_PDRT_NUMERICS_H */

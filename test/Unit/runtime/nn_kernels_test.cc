@@ -151,10 +151,11 @@ TEST(RmsNorm, RowsMatchHandComputedValues) {
 TEST(RmsNorm, RstdAccumulatesInDouble) {
   // Sum of squares 2^24 + 4095: a float sum stalls at 2^24 (its ulp is 2),
   // losing every 1 after the first element.
-  std::vector<float> x(4096, 1.0f);
+  // y of an element 1 with gain 1 is rstd itself.
+  std::vector<float> x(4096, 1.0f), g(4096, 1.0f), y(4096);
   x[0] = 4096.0f;
-  float rstd = pdrt_row_rms_rstd(x.data(), 4096, 0.0f);
-  EXPECT_NEAR(rstd, 1.0 / std::sqrt((16777216.0 + 4095.0) / 4096.0), 1e-8);
+  pdrt_rms_norm(nullptr, x.data(), g.data(), y.data(), 1, 4096, 0.0f);
+  EXPECT_NEAR(y[1], 1.0 / std::sqrt((16777216.0 + 4095.0) / 4096.0), 1e-8);
 }
 
 /// The scalar sum(dy * rms_norm(x, g)) in double: its gradients with respect
