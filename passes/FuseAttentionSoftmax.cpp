@@ -1,4 +1,5 @@
-//===- FuseAttentionSoftmax.cpp - Scale + mask + softmax as one op -*- C++ -*-===//
+//===- FuseAttentionSoftmax.cpp - Scale + mask + softmax as one op -*- C++
+//-*-===//
 //
 // pd-fuse-attention-softmax: attention exports spell its softmax as
 //
@@ -17,8 +18,26 @@
 // -inf or at most -1e9 (torch's finfo.min, Hugging Face's masked_bias),
 // an additive mask must hold only 0 and such fills, and the mask must be a
 // compile-time constant that varies only over the trailing dims of the
-// scores (one [T, T] causal mask broadcast over batch and heads). Anything
-// else is left as it is.
+// scores (one [T, T] causal mask broadcast over batch and heads).
+//
+// torch's export of scaled_dot_product_attention adds two things:
+//
+//   s = (Q * sqrt(c)) (K^T * sqrt(c))             the scale on each operand
+//   y = Where(IsNaN(p), 0, p)                     after the softmax
+//
+// with the mask of a padding-mask input, Where(mask, 0, -inf) added to the
+// scores ([B, 1, T, T] or [B, 1, 1, T], computed in the step). The guard
+// (Not(Equal(p, p)) and a Where: three more kernels and an i1 stash) zeroes
+// the rows whose softmax is NaN, those that keep no key; the fused op does
+// so with zero_nan_rows, and then takes a mask of the step too, one block
+// per batch entry (exact: a row keeping nothing is 0 either way; without
+// the guard such a row is NaN, so a mask of the step fuses only with it).
+// The operand scales move onto the scores when the product feeds nothing
+// but this softmax: (Q c1)(K^T c2) becomes (Q K^T) scaled by c1 c2 in the
+// kernel (not bit for bit: one rounding of the product instead of two of
+// the operands), so that the head transposes before the product fold into
+// the GEMM (pd-fold-transposes-into-matmul) instead of staying copies.
+// Anything else is left as it is.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +48,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <array>
 #include <cmath>
 
 namespace mlir::pd {
@@ -139,47 +159,141 @@ std::optional<RowMask> rowMaskOf(DenseElementsAttr bits,
   return mask;
 }
 
-/// The masked scores and their RowMask when `t` is a constant mask applied
-/// to them (Where with a fill, or an additive mask).
-std::optional<std::pair<Value, RowMask>> matchMask(Value t,
-                                                   RankedTensorType type) {
+/// The layout of a mask computed in the step, [G, R, N] over the scores'
+/// rows (MaskedSoftmaxOp): G leading dims the mask shares with the
+/// scores, then dims it broadcasts over (the heads), then R dims it shares
+/// again (the query rows), N the keys.
+struct StepMask {
+  Value bits;         ///< i1, true = keep
+  bool keepIf = true; ///< the value of `bits` that keeps
+  int64_t groups = 1, rows = 1;
+};
+
+/// The [G, R] layout of an i1 mask `bits` broadcast to `scores` when its
+/// dims are (after leading 1s) shared, then broadcast, then shared again,
+/// with the keys (the last dim) its own.
+std::optional<StepMask> stepMaskLayout(Value bits, RankedTensorType scores) {
+  auto type = dyn_cast<RankedTensorType>(bits.getType());
+  ArrayRef<int64_t> shape = scores.getShape();
+  int64_t rank = shape.size();
+  if (!type || !type.getElementType().isInteger(1) || type.getRank() > rank ||
+      rank < 2 || type.getShape().back() != shape.back())
+    return std::nullopt;
+  SmallVector<int64_t> dims(rank - type.getRank(), 1);
+  dims.append(type.getShape().begin(), type.getShape().end());
+  // 0: the leading shared run, 1: the broadcast run, 2: the trailing one.
+  int phase = 0;
+  StepMask mask;
+  mask.bits = bits;
+  for (int64_t i = 0; i < rank - 1; ++i) {
+    if (shape[i] == 1)
+      continue;
+    if (dims[i] == 1) {
+      if (phase == 2) // broadcast again after the rows: no [G, R] view
+        return std::nullopt;
+      phase = 1;
+    } else if (dims[i] == shape[i]) {
+      if (phase == 1)
+        phase = 2;
+      (phase == 0 ? mask.groups : mask.rows) *= shape[i];
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (phase == 0) // no broadcast dim: one block of every row
+    std::swap(mask.groups, mask.rows);
+  return mask;
+}
+
+/// How the scores are masked: a constant RowMask, or a mask of the step.
+struct MatchedMask {
+  Value scores;
+  std::optional<RowMask> constant;
+  std::optional<StepMask> step;
+};
+
+/// A fill that vanishes from a softmax: `fill` a scalar constant at or
+/// below kMaskFill; with `stepMask`, exactly -inf (a row keeping nothing is
+/// then NaN, which only the guard zeroes as the kernel does).
+bool isFill(Value fill, bool stepMask) {
+  auto value = scalarF32Constant(fill);
+  return value &&
+         (stepMask ? std::isinf(*value) && *value < 0 : isMaskFill(*value));
+}
+
+/// The mask of Where(cond, s, fill) / Where(cond, fill, s) (`scores` the
+/// s side) or of an additive Where(cond, 0, fill) / Where(cond, fill, 0):
+/// constant, or of the step when `allowStep`.
+std::optional<MatchedMask> maskOfCond(Value cond, bool keepIf, Value scores,
+                                      RankedTensorType type, bool allowStep) {
+  if (auto bits = constantOf(cond)) {
+    auto rows =
+        rowMaskOf<bool>(*bits, type, [&](bool c) { return c == keepIf; });
+    if (!rows)
+      return std::nullopt;
+    return MatchedMask{scores, rows, std::nullopt};
+  }
+  if (!allowStep)
+    return std::nullopt;
+  auto step = stepMaskLayout(cond, type);
+  if (!step)
+    return std::nullopt;
+  step->keepIf = keepIf;
+  return MatchedMask{scores, std::nullopt, step};
+}
+
+/// The masked scores and their mask when `t` is a mask applied to them
+/// (Where with a fill, or an additive mask); masks of the step only when
+/// `allowStep` (the softmax's NaN rows are zeroed after it).
+std::optional<MatchedMask> matchMask(Value t, RankedTensorType type,
+                                     bool allowStep) {
   if (auto where = t.getDefiningOp<WhereOp>()) {
-    auto cond = constantOf(where.getCond());
-    if (!cond || !where->hasOneUse())
+    if (!where->hasOneUse())
       return std::nullopt;
     for (bool fillIsLhs : {true, false}) {
       Value fill = fillIsLhs ? where.getLhs() : where.getRhs();
       Value scores = fillIsLhs ? where.getRhs() : where.getLhs();
-      auto value = scalarF32Constant(fill);
-      if (!value || !isMaskFill(*value) || scores.getType() != type)
+      bool constantCond = constantOf(where.getCond()).has_value();
+      if (scores.getType() != type || !isFill(fill, !constantCond))
         continue;
       // Where(c, fill, s) keeps where c is false; Where(c, s, fill) where true.
-      auto mask = rowMaskOf<bool>(*cond, type, [&](bool c) {
-        return c != fillIsLhs;
-      });
-      if (mask)
-        return std::make_pair(scores, *mask);
+      if (auto mask =
+              maskOfCond(where.getCond(), !fillIsLhs, scores, type, allowStep))
+        return mask;
     }
     return std::nullopt;
   }
-  if (auto add = t.getDefiningOp<AddOp>()) {
-    if (!add->hasOneUse())
-      return std::nullopt;
-    for (bool maskIsLhs : {true, false}) {
-      Value additive = maskIsLhs ? add.getLhs() : add.getRhs();
-      Value scores = maskIsLhs ? add.getRhs() : add.getLhs();
-      auto values = constantOf(additive);
-      if (!values || !values->getElementType().isF32() ||
-          scores.getType() != type)
-        continue;
-      if (!llvm::all_of(values->getValues<float>(), [](float v) {
-            return v == 0.0f || isMaskFill(v);
-          }))
-        continue;
-      auto mask = rowMaskOf<float>(*values, type,
-                                   [](float v) { return v == 0.0f; });
-      if (mask)
-        return std::make_pair(scores, *mask);
+  auto add = t.getDefiningOp<AddOp>();
+  if (!add || !add->hasOneUse())
+    return std::nullopt;
+  for (bool maskIsLhs : {true, false}) {
+    Value additive = maskIsLhs ? add.getLhs() : add.getRhs();
+    Value scores = maskIsLhs ? add.getRhs() : add.getLhs();
+    if (scores.getType() != type)
+      continue;
+    if (auto values = constantOf(additive);
+        values && values->getElementType().isF32() &&
+        llvm::all_of(values->getValues<float>(),
+                     [](float v) { return v == 0.0f || isMaskFill(v); })) {
+      if (auto rows = rowMaskOf<float>(*values, type,
+                                       [](float v) { return v == 0.0f; }))
+        return MatchedMask{scores, rows, std::nullopt};
+      continue;
+    }
+    // Where(cond, 0, -inf) of a mask of the step (torch's export of a
+    // boolean attn_mask), read by this add alone.
+    auto where = additive.getDefiningOp<WhereOp>();
+    if (!allowStep || !where || !where->hasOneUse() ||
+        where.getType() !=
+            where.getCond().getType().clone(type.getElementType()))
+      continue;
+    for (bool zeroIsLhs : {true, false}) {
+      Value zero = zeroIsLhs ? where.getLhs() : where.getRhs();
+      Value fill = zeroIsLhs ? where.getRhs() : where.getLhs();
+      if (scalarF32Constant(zero) == 0.0f && isFill(fill, true))
+        if (auto mask =
+                maskOfCond(where.getCond(), zeroIsLhs, scores, type, true))
+          return mask;
     }
   }
   return std::nullopt;
@@ -205,8 +319,91 @@ std::optional<std::pair<Value, float>> matchScale(Value s,
   return std::nullopt;
 }
 
+/// Scalar-constant scales on the operands of the batched GEMM that computes
+/// `scores` and feeds nothing else: each operand's scale op (or null) and
+/// the product of the scales.
+struct OperandScales {
+  BatchMatMulOp gemm;
+  std::array<Operation *, 2> ops = {nullptr, nullptr};
+  std::array<Value, 2> unscaled;
+  float product = 1.0f;
+};
+
+std::optional<OperandScales> matchOperandScales(Value scores) {
+  auto gemm = scores.getDefiningOp<BatchMatMulOp>();
+  if (!gemm || !gemm->hasOneUse())
+    return std::nullopt;
+  OperandScales found;
+  found.gemm = gemm;
+  for (int i = 0; i < 2; ++i) {
+    Value operand = gemm->getOperand(i);
+    found.unscaled[i] = operand;
+    auto type = cast<RankedTensorType>(operand.getType());
+    if (auto scale = matchScale(operand, type)) {
+      found.ops[i] = operand.getDefiningOp();
+      found.unscaled[i] = scale->first;
+      found.product *= scale->second;
+    }
+  }
+  if (!found.ops[0] && !found.ops[1])
+    return std::nullopt;
+  return found;
+}
+
+/// torch's guard after a softmax p, Where(Not(Equal(p, p)), 0, p) (IsNaN
+/// imported as Not of Equal), when p feeds nothing else: its ops, the
+/// Where last.
+std::optional<std::array<Operation *, 3>> matchNanGuard(Value p) {
+  CompareOp equal;
+  WhereOp where;
+  for (Operation *user : p.getUsers()) {
+    if (auto cmp = dyn_cast<CompareOp>(user);
+        cmp && !equal && cmp.getLhs() == p && cmp.getRhs() == p &&
+        cmp.getPredicate() == "eq")
+      equal = cmp;
+    else if (auto w = dyn_cast<WhereOp>(user); w && !where)
+      where = w;
+    else if (user != equal && user != where)
+      return std::nullopt;
+  }
+  if (!equal || !where || !equal->hasOneUse())
+    return std::nullopt;
+  auto notOp = dyn_cast<NotOp>(*equal->getUsers().begin());
+  if (!notOp || !notOp->hasOneUse() || where.getCond() != notOp.getResult() ||
+      where.getRhs() != p || where.getType() != p.getType() ||
+      scalarF32Constant(where.getLhs()) != 0.0f)
+    return std::nullopt;
+  return std::array<Operation *, 3>{equal, notOp, where};
+}
+
+/// The i1 [R, N] constant keep-mask of a RowMask.
+Value buildConstantMask(PatternRewriter &rewriter, Location loc,
+                        const RowMask &rows, int64_t n) {
+  auto maskType = RankedTensorType::get({rows.rows, n}, rewriter.getI1Type());
+  return rewriter.create<ConstantOp>(
+      loc, maskType,
+      DenseElementsAttr::get(maskType, ArrayRef<bool>(rows.keep)));
+}
+
+/// A step mask viewed as [R, N] (one group) or [G, R, N], true = keep.
+Value buildStepMask(PatternRewriter &rewriter, Location loc,
+                    const StepMask &mask, int64_t n) {
+  Value bits = mask.bits;
+  if (!mask.keepIf)
+    bits = rewriter.create<NotOp>(loc, bits.getType(), bits);
+  SmallVector<int64_t> shape;
+  if (mask.groups > 1)
+    shape.push_back(mask.groups);
+  shape.append({mask.rows, n});
+  auto type = RankedTensorType::get(shape, rewriter.getI1Type());
+  if (type == bits.getType())
+    return bits;
+  return rewriter.create<ReshapeOp>(loc, type, bits);
+}
+
 /// Rewrites softmax(mask(scale(s))) along the last axis to one
-/// pd.masked_softmax, anchored on the softmax.
+/// pd.masked_softmax, anchored on the softmax; with torch's NaN guard
+/// after it, the guard too.
 struct FuseMaskedSoftmax : public OpRewritePattern<SoftmaxOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -215,28 +412,49 @@ struct FuseMaskedSoftmax : public OpRewritePattern<SoftmaxOp> {
     auto type = cast<RankedTensorType>(softmax.getType());
     if (softmax.getLog() || (int64_t)softmax.getAxis() != type.getRank() - 1)
       return rewriter.notifyMatchFailure(softmax, "not along the last axis");
+    auto guard = matchNanGuard(softmax.getResult());
     Value scores = softmax.getInput();
-    auto masked = matchMask(scores, type);
+    auto masked = matchMask(scores, type, /*allowStep=*/guard.has_value());
     if (masked)
-      scores = masked->first;
+      scores = masked->scores;
     auto scaled = matchScale(scores, type);
     if (scaled)
       scores = scaled->first;
-    if (!masked && !scaled)
-      return rewriter.notifyMatchFailure(softmax, "no constant mask or scale");
-    Value mask;
-    if (masked) {
-      const RowMask &rows = masked->second;
-      auto maskType = RankedTensorType::get({rows.rows, type.getShape().back()},
-                                            rewriter.getI1Type());
-      mask = rewriter.create<ConstantOp>(
-          softmax.getLoc(), maskType,
-          DenseElementsAttr::get(maskType, ArrayRef<bool>(rows.keep)));
+    auto operandScales = matchOperandScales(scores);
+    if (!masked && !scaled && !operandScales && !guard)
+      return rewriter.notifyMatchFailure(softmax, "no mask, scale or guard");
+    float scale = scaled ? scaled->second : 1.0f;
+    if (operandScales) {
+      scale *= operandScales->product;
+      BatchMatMulOp gemm = operandScales->gemm;
+      rewriter.modifyOpInPlace(gemm, [&] {
+        gemm->setOperand(0, operandScales->unscaled[0]);
+        gemm->setOperand(1, operandScales->unscaled[1]);
+      });
+      for (Operation *op : operandScales->ops)
+        if (op && op->use_empty())
+          rewriter.eraseOp(op);
     }
-    rewriter.replaceOpWithNewOp<MaskedSoftmaxOp>(
-        softmax, type, scores, mask,
-        rewriter.getF32FloatAttr(scaled ? scaled->second : 1.0f),
-        /*diagonal_blocks=*/nullptr);
+    Location loc = softmax.getLoc();
+    int64_t n = type.getShape().back();
+    Value mask;
+    if (masked && masked->constant)
+      mask = buildConstantMask(rewriter, loc, *masked->constant, n);
+    else if (masked)
+      mask = buildStepMask(rewriter, loc, *masked->step, n);
+    auto fused = rewriter.create<MaskedSoftmaxOp>(
+        loc, type, scores, mask, rewriter.getF32FloatAttr(scale),
+        /*diagonal_blocks=*/nullptr,
+        /*zero_nan_rows=*/guard ? rewriter.getUnitAttr() : nullptr);
+    if (!guard) {
+      rewriter.replaceOp(softmax, fused.getResult());
+      return success();
+    }
+    auto [equal, notOp, where] = *guard;
+    rewriter.replaceOp(where, fused.getResult());
+    rewriter.eraseOp(notOp);
+    rewriter.eraseOp(equal);
+    rewriter.eraseOp(softmax);
     return success();
   }
 };

@@ -276,12 +276,16 @@ static void populateNormalizations(RuntimePatterns &patterns) {
   patterns.add<MaskedSoftmaxOp>([](MaskedSoftmaxOp s, RuntimeCallBuilder &b) {
     int64_t dim = shapeOf(s).back();
     Value mask = s.getMask();
-    int64_t maskRows = mask ? shapeOf(mask).front() : 1;
+    // [R, N] or [G, R, N]: G groups of R mask rows.
+    ArrayRef<int64_t> maskShape = mask ? shapeOf(mask) : ArrayRef<int64_t>();
+    int64_t maskRows = mask ? maskShape[maskShape.size() - 2] : 1;
+    int64_t groups = maskShape.size() == 3 ? maskShape.front() : 1;
     b.call(RuntimeFn::pdrt_masked_softmax,
            {b.ctx(), b.address(s.getInput()), mask ? b.address(mask) : b.null(),
             b.address(s), b.i64(numel(s) / dim), b.i64(dim), b.i64(maskRows),
-            b.f32(s.getScale().convertToFloat()),
-            b.i64(s.getDiagonalBlocks() ? BatchMatMulOp::kCausalBlock : 0)});
+            b.i64(groups), b.f32(s.getScale().convertToFloat()),
+            b.i64(s.getDiagonalBlocks() ? BatchMatMulOp::kCausalBlock : 0),
+            b.i64(s.getZeroNanRows() ? 1 : 0)});
     return success();
   });
   patterns.add<MaskedSoftmaxGradOp>(

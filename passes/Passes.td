@@ -130,7 +130,7 @@ def FuseResidualLayerNormPass : Pass<"pd-fuse-residual-layer-norm", "::mlir::Mod
 }
 
 def FuseAttentionSoftmaxPass : Pass<"pd-fuse-attention-softmax", "::mlir::ModuleOp"> {
-  let summary = "Fuses attention's scale, constant mask and softmax into pd.masked_softmax.";
+  let summary = "Fuses attention's scale, mask and softmax (and torch's NaN guard) into pd.masked_softmax.";
   let description = [{
     softmax(where(mask, s * c, fill)) along the last axis, with c a scalar
     constant (or s / c), the mask a compile-time constant varying only over
@@ -139,7 +139,14 @@ def FuseAttentionSoftmaxPass : Pass<"pd-fuse-attention-softmax", "::mlir::Module
     pd.masked_softmax: one kernel forward, which skips a causal row's
     masked tail, and one backward instead of three each. A scale alone or
     a mask alone fuses too. Exact: masked elements add exp(fill - max) = 0
-    in float32 either way. Runs before pd-autodiff.
+    in float32 either way. torch's export of scaled_dot_product_attention
+    fuses too: the softmax's guard Where(IsNaN(p), 0, p) becomes
+    `zero_nan_rows`, and with it a boolean mask computed in the step (a
+    padding mask, [B, 1, T, T] or [B, 1, 1, T], added as
+    Where(mask, 0, -inf)) becomes the op's [G, R, N] mask; the scales the
+    export puts on Q and on K^T move into the op's scale when the product
+    feeds only this softmax, so that the head transposes before the product
+    fold into the GEMM. Runs before pd-autodiff.
 
     Before:
     ```mlir

@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
       pdrt_interleave_begin(&ctx);
     pdrt_batch_matmul_strided(&ctx, q, k, scores.data(), S.data());
     pdrt_masked_softmax(&ctx, scores.data(), mask.data(), scores.data(),
-                        B * H * T, T, T, scale, PDRT_CAUSAL_BLOCK);
+                        B * H * T, T, T, 1, scale, PDRT_CAUSAL_BLOCK, 0);
     pdrt_batch_matmul_strided(&ctx, scores.data(), v, o.data(), PV.data());
     if (grouped)
       pdrt_interleave_end(&ctx);

@@ -423,10 +423,12 @@ void benchSoftmax(Runtime &rt) {
       pdrt_softmax_grad(nullptr, dy.data(), y.data(), dx.data(), r.rows, r.t, 1, 0);
     }, rt.st);
     std::printf("%-28s %-12s %8.3f %8.3f  %s\n", r.name, "pdrt", f, bw, "");
-    f = ms([&] {
-      pdrt_masked_softmax(nullptr, x.data(), causal.data(), y.data(), r.rows, r.t, r.t,
-                          0.125f, 0);
-    }, rt.st);
+    f = ms(
+        [&] {
+          pdrt_masked_softmax(nullptr, x.data(), causal.data(), y.data(),
+                              r.rows, r.t, r.t, 1, 0.125f, 0, 0);
+        },
+        rt.st);
     bw = ms([&] {
       pdrt_masked_softmax_grad(nullptr, dy.data(), y.data(), dx.data(), r.rows, r.t, 0.125f, 0,
                                0);

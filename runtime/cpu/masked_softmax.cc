@@ -1,6 +1,10 @@
-//===- masked_softmax.cc - Attention's scaled, masked softmax ---------------===//
+//===- masked_softmax.cc - Attention's scaled, masked softmax
+//---------------===//
 //
-// y = softmax(mask ? scale * x : -inf) per row, and its gradient. A causal
+// y = softmax(mask ? scale * x : -inf) per row, and its gradient. The
+// mask is a compile-time constant shared by every batch entry and head (a
+// causal mask), or a tensor of the step (a padding mask: one [R, dim]
+// block per group of rows, broadcast over the heads between). A causal
 // mask keeps a prefix of every row: only the prefix is exponentiated and
 // the tail is zeroed (only up to the end of the row's diagonal block when
 // the caller passes the block: the GEMMs reading the result skip the
@@ -26,6 +30,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -44,9 +49,16 @@ int64_t keptPrefix(const uint8_t *mask, int64_t dim) {
 }
 
 /// y[0, n) = softmax(y[0, n)) in place given the row's max: exp(y - max)
-/// vectorised, the sum in double, as pdrt_softmax does.
-void softmaxInPlace(float *y, int64_t n, float max) {
-  float inv = (float)(1.0 / pdrt::vmath::expSum(y, max, y, n));
+/// vectorised, the sum in double, as pdrt_softmax does. A row whose
+/// softmax is NaN (a NaN or +inf score, or every score -inf) has a NaN
+/// sum and every element NaN; with zeroNan it is zero instead.
+void softmaxInPlace(float *y, int64_t n, float max, bool zeroNan) {
+  double sum = pdrt::vmath::expSum(y, max, y, n);
+  if (zeroNan && std::isnan(sum)) {
+    std::memset(y, 0, n * sizeof(float));
+    return;
+  }
+  float inv = (float)(1.0 / sum);
   for (int64_t k = 0; k < n; ++k)
     y[k] *= inv;
 }
@@ -61,16 +73,16 @@ int64_t writtenEnd(int64_t n, int64_t dim, int64_t block) {
 
 /// y[0, n) = softmax(scale * x[0, n)); y[n, end) is zero.
 void scaledSoftmaxPrefix(const float *x, float *y, int64_t n, int64_t end,
-                         float scale) {
+                         float scale, bool zeroNan) {
   if (n > 0)
-    softmaxInPlace(y, n, pdrt::vmath::scaledMax(x, scale, y, n));
+    softmaxInPlace(y, n, pdrt::vmath::scaledMax(x, scale, y, n), zeroNan);
   std::memset(y + n, 0, (end - n) * sizeof(float));
 }
 
 /// One row under an arbitrary mask: dropped elements become -inf, whose
 /// exp is 0; a row that keeps nothing is zero.
 void scaledSoftmaxMasked(const float *x, const uint8_t *mask, float *y,
-                         int64_t dim, float scale) {
+                         int64_t dim, float scale, bool zeroNan) {
   const float ninf = -std::numeric_limits<float>::infinity();
   bool any = false;
   for (int64_t k = 0; k < dim; ++k) {
@@ -78,29 +90,48 @@ void scaledSoftmaxMasked(const float *x, const uint8_t *mask, float *y,
     any |= mask[k] != 0;
   }
   if (any)
-    softmaxInPlace(y, dim, pdrt::vmath::max(y, dim));
+    softmaxInPlace(y, dim, pdrt::vmath::max(y, dim), zeroNan);
   else
     std::memset(y, 0, dim * sizeof(float));
 }
 
-/// pdrt_masked_softmax over rows [first, last), the masks' kept prefixes
-/// (keptPrefix, -1: not a prefix) given.
-void maskedSoftmaxRows(const float *x, const uint8_t *mask, float *y,
-                       int64_t first, int64_t last, int64_t dim,
-                       const std::vector<int64_t> &prefix, float scale,
-                       int64_t block) {
+/// Which mask row each row of x reads: the mask is `groups` blocks of
+/// `rows` rows; x's rows split into `groups` runs of `perGroup`, run g
+/// reading block g, and within a run row r reads block row r % rows.
+struct MaskRows {
+  int64_t rows = 1, groups = 1, perGroup = 1;
+  int64_t of(int64_t r) const { return r / perGroup * rows + r % rows; }
+};
+
+/// What a call computes besides the rows: the masks' kept prefixes
+/// (keptPrefix, -1: not a prefix), the scale, the diagonal block and
+/// whether a NaN row becomes zero.
+struct SoftmaxCall {
+  const uint8_t *mask = nullptr;
+  MaskRows maskRows;
+  std::vector<int64_t> prefix;
+  float scale = 1.0f;
+  int64_t block = 0;
+  bool zeroNan = false;
+};
+
+/// pdrt_masked_softmax over rows [first, last).
+void maskedSoftmaxRows(const float *x, float *y, int64_t first, int64_t last,
+                       int64_t dim, const SoftmaxCall &c) {
   for (int64_t r = first; r < last; ++r) {
-    if (!mask) {
-      scaledSoftmaxPrefix(x + r * dim, y + r * dim, dim, dim, scale);
+    if (!c.mask) {
+      scaledSoftmaxPrefix(x + r * dim, y + r * dim, dim, dim, c.scale,
+                          c.zeroNan);
       continue;
     }
-    int64_t m = r % (int64_t)prefix.size();
-    if (prefix[m] >= 0)
-      scaledSoftmaxPrefix(x + r * dim, y + r * dim, prefix[m],
-                          writtenEnd(prefix[m], dim, block), scale);
+    int64_t m = c.maskRows.of(r);
+    if (c.prefix[m] >= 0)
+      scaledSoftmaxPrefix(x + r * dim, y + r * dim, c.prefix[m],
+                          writtenEnd(c.prefix[m], dim, c.block), c.scale,
+                          c.zeroNan);
     else
-      scaledSoftmaxMasked(x + r * dim, mask + m * dim, y + r * dim, dim,
-                          scale);
+      scaledSoftmaxMasked(x + r * dim, c.mask + m * dim, y + r * dim, dim,
+                          c.scale, c.zeroNan);
   }
 }
 
@@ -148,16 +179,18 @@ pdrt::EntryAccess rowRuns(const float *base, int64_t rows, int64_t dim,
 /// A call over rows recorded in an interleaved group: `runRows(first,
 /// last)` computes rows [first, last); each of `operands` (a pointer to
 /// `rows` rows of `dim` floats, and whether the call writes it) is read
-/// or written row for row. It splits into runs whose length is a multiple
-/// of `period` (the mask's or the causal pattern's rows; 0: none).
+/// or written row for row, and every run reads all of `shared` (a mask:
+/// its address and bytes). It splits into runs whose length is a
+/// multiple of `period` (the mask's or the causal pattern's rows; 0: none).
 class DeferredRows : public pdrt::DeferredKernel {
 public:
   using Operand = std::pair<const float *, bool>;
+  using Shared = std::pair<const void *, int64_t>;
   DeferredRows(int64_t rows, int64_t dim, int64_t period,
-               std::vector<Operand> operands,
+               std::vector<Operand> operands, Shared shared,
                std::function<void(int64_t, int64_t)> runRows)
-      : rows_(rows), dim_(dim), period_(period),
-        operands_(std::move(operands)), runRows_(std::move(runRows)) {}
+      : rows_(rows), dim_(dim), period_(period), operands_(std::move(operands)),
+        shared_(shared), runRows_(std::move(runRows)) {}
   bool splits(int64_t parts) const override {
     return splitsRows(rows_, period_, parts);
   }
@@ -169,45 +202,73 @@ public:
                 std::vector<pdrt::EntryAccess> &out) const override {
     for (auto [base, write] : operands_)
       out.push_back(rowRuns(base, rows_, dim_, parts, write));
+    if (auto [base, bytes] = shared_; base && bytes > 0) {
+      pdrt::EntryAccess e;
+      e.rows = 1;
+      e.rowBytes = e.ldBytes = bytes;
+      e.bases.assign(parts, (uintptr_t)base);
+      out.push_back(std::move(e));
+    }
   }
   void key(std::vector<uintptr_t> &out) const override {
     for (auto [base, write] : operands_)
       out.push_back((uintptr_t)base);
-    out.insert(out.end(), {(uintptr_t)rows_, (uintptr_t)dim_});
+    out.insert(out.end(),
+               {(uintptr_t)shared_.first, (uintptr_t)rows_, (uintptr_t)dim_});
   }
 
 private:
   int64_t rows_, dim_, period_;
   std::vector<Operand> operands_;
+  Shared shared_;
   std::function<void(int64_t, int64_t)> runRows_;
 };
 
 } // namespace
 
 extern "C" void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x,
-                                    const uint8_t *mask, float *y,
-                                    int64_t rows, int64_t dim,
-                                    int64_t mask_rows, float scale,
-                                    int64_t block) {
+                                    const uint8_t *mask, float *y, int64_t rows,
+                                    int64_t dim, int64_t mask_rows,
+                                    int64_t mask_groups, float scale,
+                                    int64_t block, int64_t zero_nan_rows) {
   if (pdrt::hasError(ctx) || rows <= 0 || dim <= 0)
     return;
-  // Each mask row's kept prefix, once for all the rows that share it.
-  std::vector<int64_t> prefix(mask ? mask_rows : 0);
-  for (int64_t m = 0; m < (int64_t)prefix.size(); ++m)
-    prefix[m] = keptPrefix(mask + m * dim, dim);
+  SoftmaxCall call;
+  call.mask = mask;
+  call.scale = scale;
+  call.block = block;
+  call.zeroNan = zero_nan_rows != 0;
+  if (mask) {
+    if (mask_rows <= 0 || mask_groups <= 0 ||
+        (mask_groups > 1 && rows % (mask_rows * mask_groups) != 0)) {
+      pdrt::setError(ctx, "pdrt_masked_softmax: " + std::to_string(rows) +
+                              " rows do not split into " +
+                              std::to_string(mask_groups) + " groups of " +
+                              std::to_string(mask_rows) + " mask rows");
+      return;
+    }
+    call.maskRows = {mask_rows, mask_groups, rows / mask_groups};
+    // Each mask row's kept prefix, once for all the rows that share it.
+    call.prefix.resize(mask_rows * mask_groups);
+    for (int64_t m = 0; m < (int64_t)call.prefix.size(); ++m)
+      call.prefix[m] = keptPrefix(mask + m * dim, dim);
+  }
   if (pdrt::interleaving(ctx)) {
-    // The mask is constant data of the stage: no call writes it.
+    // Every run reads the whole mask: the group's other calls must not
+    // write it (a padding mask is a tensor of the step).
     int64_t period = mask ? mask_rows : 0;
-    pdrt::defer(ctx, std::make_unique<DeferredRows>(
-                         rows, dim, period,
-                         std::vector<DeferredRows::Operand>{{x, false}, {y, true}},
-                         [=, prefix = std::move(prefix)](int64_t first, int64_t last) {
-                           maskedSoftmaxRows(x, mask, y, first, last, dim,
-                                             prefix, scale, block);
-                         }));
+    int64_t maskBytes = (int64_t)call.prefix.size() * dim;
+    pdrt::defer(ctx,
+                std::make_unique<DeferredRows>(
+                    rows, dim, period,
+                    std::vector<DeferredRows::Operand>{{x, false}, {y, true}},
+                    DeferredRows::Shared{mask, maskBytes},
+                    [=, call = std::move(call)](int64_t first, int64_t last) {
+                      maskedSoftmaxRows(x, y, first, last, dim, call);
+                    }));
     return;
   }
-  maskedSoftmaxRows(x, mask, y, 0, rows, dim, prefix, scale, block);
+  maskedSoftmaxRows(x, y, 0, rows, dim, call);
 }
 
 extern "C" void pdrt_masked_softmax_grad(pdrt_ctx *ctx, const float *dy,
@@ -222,6 +283,7 @@ extern "C" void pdrt_masked_softmax_grad(pdrt_ctx *ctx, const float *dy,
                          rows, dim, causal_rows,
                          std::vector<DeferredRows::Operand>{
                              {dy, false}, {y, false}, {dx, true}},
+                         DeferredRows::Shared{nullptr, 0},
                          [=](int64_t first, int64_t last) {
                            maskedSoftmaxGradRows(dy, y, dx, first, last, dim,
                                                  scale, causal_rows, block);

@@ -397,15 +397,20 @@ LogicalResult MaskedSoftmaxOp::verify() {
   auto mask = cast<RankedTensorType>(getMask().getType());
   int64_t n = type.getShape().back();
   int64_t rows = type.getNumElements() / std::max<int64_t>(n, 1);
-  if (mask.getRank() != 2 || mask.getDimSize(1) != n || mask.getDimSize(0) < 1 ||
-      rows % mask.getDimSize(0) != 0)
+  int64_t groups = mask.getRank() == 3 ? mask.getDimSize(0) : 1;
+  int64_t maskRows =
+      mask.getRank() >= 2 ? mask.getDimSize(mask.getRank() - 2) : 0;
+  if (mask.getRank() < 2 || mask.getRank() > 3 || mask.getShape().back() != n ||
+      groups < 1 || maskRows < 1 || rows % (groups * maskRows) != 0)
     return emitOpError("mask must be [R, ")
-           << n << "] with R dividing the " << rows << " rows, got "
-           << shapeStr(mask.getShape());
+           << n << "] or [G, R, " << n << "] with G R dividing the " << rows
+           << " rows, got " << shapeStr(mask.getShape());
+  if (getDiagonalBlocks() && groups != 1)
+    return emitOpError("diagonal_blocks needs an [R, N] mask");
   DenseElementsAttr bits;
   if (matchPattern(getMask(), m_Constant(&bits))) {
     auto values = llvm::to_vector(bits.getValues<bool>());
-    for (int64_t r = 0; r < mask.getDimSize(0); ++r)
+    for (int64_t r = 0; r < groups * maskRows; ++r)
       if (llvm::none_of(ArrayRef<bool>(values).slice(r * n, n),
                         [](bool keep) { return keep; }))
         return emitOpError("mask row ") << r << " keeps no element";

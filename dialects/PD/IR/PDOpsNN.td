@@ -334,31 +334,40 @@ def PD_MaskedSoftmaxOp : PD_Op<"masked_softmax", [Pure,
     AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<PD_GradientOpInterface>,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
-  let summary = "Attention's scale, constant mask and softmax in one kernel.";
+  let summary = "Attention's scale, mask and softmax in one kernel.";
   let description = [{
     Along the last axis: y = softmax(t) with t = `scale` * x where the mask
     keeps an element and -inf where it does not, so masked elements get
-    y = 0 and every row needs at least one kept element (the verifier
-    checks a constant mask). The mask is an i1 [R, N] matrix (true = keep)
-    for the rows of x viewed as [rows, N]; row r uses mask row r mod R, so
-    one causal [T, T] mask serves every batch and head. Without a mask
-    only the scale applies. pd-fuse-attention-softmax forms this op from
+    y = 0; a row that keeps no element gets y = 0 (the verifier rejects a
+    constant mask with such a row). The mask (true = keep) is for the rows
+    of x viewed as [rows, N]: an i1 [R, N] matrix, row r using mask row
+    r mod R, so that one causal [T, T] mask serves every batch and head; or
+    an i1 [G, R, N] tensor of G blocks, the rows splitting into G equal
+    runs, run g using block g and its row r mod R: a padding mask computed
+    in the step, one [T, N] or [1, N] block per batch entry, broadcast over
+    the heads. Without a mask only the scale applies. With
+    `zero_nan_rows` a row whose softmax is NaN (a NaN or +inf score) is 0,
+    as softmax followed by Where(IsNaN(y), 0, y) gives (torch's export of
+    scaled_dot_product_attention); its gradient there is 0 (the unfused
+    ops' is NaN). pd-fuse-attention-softmax forms this op from
     softmax(where(mask, -inf, x * scale)) and its variants; the kernel
     skips the masked tail of a row whose kept elements are a prefix (the
-    causal mask) and its gradient (pd.masked_softmax_grad) needs no mask.
-    With `diagonal_blocks` (set by pd-mark-causal-gemms when every reader
-    of y is a GEMM that skips the blocks above the diagonal, or the causal
-    gradient) the kernel writes each row of the [..., T, T] result only up
-    to the end of its diagonal block of BatchMatMulOp::kCausalBlock
-    columns: the zeros past it would never be read.
+    causal and padding masks) and its gradient (pd.masked_softmax_grad)
+    needs no mask. With `diagonal_blocks` (set by pd-mark-causal-gemms
+    when every reader of y is a GEMM that skips the blocks above the
+    diagonal, or the causal gradient) the kernel writes each row of the
+    [..., T, T] result only up to the end of its diagonal block of
+    BatchMatMulOp::kCausalBlock columns: the zeros past it would never be
+    read.
 
     ```mlir
     %y = pd.masked_softmax %x, %mask {scale = 1.250000e-01 : f32} : tensor<2x4x8x8xf32>, tensor<8x8xi1>
+    %z = pd.masked_softmax %x, %pad {scale = 1.250000e-01 : f32, zero_nan_rows} : tensor<2x4x8x8xf32>, tensor<2x1x8xi1>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$input, Optional<PD_BoolTensor>:$mask,
                        DefaultValuedAttr<F32Attr, "1.0f">:$scale,
-                       UnitAttr:$diagonal_blocks);
+                       UnitAttr:$diagonal_blocks, UnitAttr:$zero_nan_rows);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = [{
     $input (`,` $mask^)? attr-dict `:` type($input) (`,` type($mask)^)?

@@ -90,15 +90,22 @@ void pdrt_softmax_grad(pdrt_ctx *ctx, const float *dy, const float *y,
                        int32_t log);
 
 /// Softmax of each row of x [rows, dim] after scaling by `scale` and
-/// masking: mask (null: none) is [mask_rows, dim] bytes, row r of x uses
-/// mask row r % mask_rows, 0 drops an element (y = 0 there). A row that
-/// keeps nothing gets y = 0. With block = B > 0 (a causal mask, whose
-/// row i keeps a prefix of i + 1 elements) row r is written only up to
-/// the end of its diagonal block, min((i / B + 1) B, dim) with
-/// i = r % mask_rows; the rest of the row is left as it was.
+/// masking: mask (null: none) is mask_groups blocks of [mask_rows, dim]
+/// bytes, 0 dropping an element (y = 0 there). The rows split into
+/// mask_groups equal runs, run g reading block g, and row r of a run reads
+/// the block's row r % mask_rows: one [T, T] causal mask for every batch
+/// entry and head (1 group), or a padding mask per batch entry broadcast
+/// over its heads ([B, T or 1, dim]: B groups). A row that keeps nothing
+/// gets y = 0. With zero_nan_rows != 0 a row whose softmax is NaN (a NaN
+/// or +inf score) is zero too (softmax followed by Where(IsNaN(y), 0, y)).
+/// With block = B > 0 (a causal mask, whose row i keeps a prefix of i + 1
+/// elements) row r is written only up to the end of its diagonal block,
+/// min((i / B + 1) B, dim) with i = r % mask_rows; the rest of the row is
+/// left as it was.
 void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x, const uint8_t *mask,
-                         float *y, int64_t rows, int64_t dim,
-                         int64_t mask_rows, float scale, int64_t block);
+                         float *y, int64_t rows, int64_t dim, int64_t mask_rows,
+                         int64_t mask_groups, float scale, int64_t block,
+                         int64_t zero_nan_rows);
 
 /// Its gradient from the output: dx = scale y (dy - sum(dy y)). With
 /// causal_rows = R > 0 row r keeps its first (r % R) + 1 elements (the

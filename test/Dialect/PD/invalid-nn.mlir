@@ -166,8 +166,35 @@ func.func @max_shape(%x: tensor<4x8xf32>, %y: tensor<8xf32>) {
 
 // Tests that a masked softmax's mask is [R, N] with R dividing the rows.
 func.func @masked_softmax_mask_shape(%x: tensor<2x3x4xf32>, %m: tensor<4x4xi1>) {
-  // expected-error @+1 {{'pd.masked_softmax' op mask must be [R, 4] with R dividing the 6 rows, got [4,4]}}
+  // expected-error @+1 {{'pd.masked_softmax' op mask must be [R, 4] or [G, R, 4] with G R dividing the 6 rows, got [4,4]}}
   %0 = pd.masked_softmax %x, %m : tensor<2x3x4xf32>, tensor<4x4xi1>
+  return
+}
+
+// -----
+
+// Tests that a masked softmax's [G, R, N] mask has G R dividing the rows.
+func.func @masked_softmax_group_shape(%x: tensor<2x3x4xf32>, %m: tensor<4x1x4xi1>) {
+  // expected-error @+1 {{'pd.masked_softmax' op mask must be [R, 4] or [G, R, 4] with G R dividing the 6 rows, got [4,1,4]}}
+  %0 = pd.masked_softmax %x, %m : tensor<2x3x4xf32>, tensor<4x1x4xi1>
+  return
+}
+
+// -----
+
+// Tests that a masked softmax's mask has rank 2 or 3.
+func.func @masked_softmax_mask_rank(%x: tensor<2x3x4xf32>, %m: tensor<4xi1>) {
+  // expected-error @+1 {{'pd.masked_softmax' op mask must be [R, 4] or [G, R, 4] with G R dividing the 6 rows, got [4]}}
+  %0 = pd.masked_softmax %x, %m : tensor<2x3x4xf32>, tensor<4xi1>
+  return
+}
+
+// -----
+
+// Tests that diagonal_blocks takes a mask of one group (a causal mask).
+func.func @masked_softmax_diagonal_groups(%x: tensor<2x4x4xf32>, %m: tensor<2x4x4xi1>) {
+  // expected-error @+1 {{'pd.masked_softmax' op diagonal_blocks needs an [R, N] mask}}
+  %0 = pd.masked_softmax %x, %m {diagonal_blocks} : tensor<2x4x4xf32>, tensor<2x4x4xi1>
   return
 }
 

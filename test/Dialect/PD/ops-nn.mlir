@@ -41,6 +41,9 @@ func.func @nn(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) {
   %msm = pd.masked_softmax %x, %keep {scale = 0.5 : f32} : tensor<4x8xf32>, tensor<2x8xi1>
   // CHECK: pd.masked_softmax %{{.+}} : tensor<4x8xf32>{{$}}
   %ssm = pd.masked_softmax %x : tensor<4x8xf32>
+  // CHECK: pd.masked_softmax %{{.+}}, %{{.+}} {zero_nan_rows} : tensor<4x8xf32>, tensor<2x1x8xi1>
+  %pad = pd.constant dense<true> : tensor<2x1x8xi1>
+  %psm = pd.masked_softmax %x, %pad {zero_nan_rows} : tensor<4x8xf32>, tensor<2x1x8xi1>
   // CHECK: pd.masked_softmax_grad %{{.+}}, %{{.+}} {scale = 5.000000e-01 : f32} : tensor<4x8xf32>
   %msmg = pd.masked_softmax_grad %x, %msm {scale = 0.5 : f32} : tensor<4x8xf32>
   // CHECK: pd.layer_norm %{{.+}}, %{{.+}}, %{{.+}} {axis = 1 : i64, epsilon = 9.99999974E-6 : f32} : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<4x8xf32>

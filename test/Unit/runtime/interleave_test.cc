@@ -1,4 +1,5 @@
-//===- interleave_test.cc - Batched kernels run entry by entry -------------===//
+//===- interleave_test.cc - Batched kernels run entry by entry
+//-------------===//
 //
 // pdrt_interleave_begin / _end: causal attention's forward (S, its masked
 // softmax written over it, P V) and backward (dP, dS written over it, dK,
@@ -6,8 +7,10 @@
 // entry give the bits of the kernels run whole, and do run entry by entry;
 // a group whose calls share memory across entries (an output placed over
 // an input another entry still reads) or do not split into the same
-// entries runs whole and still gives those bits; entriesIndependent's
-// rules; and run --profile-ops' times land on each call's mark.
+// entries runs whole and still gives those bits; a padding mask of the
+// step (one block per batch entry) runs entry by entry unless a call of
+// the group writes over it; entriesIndependent's rules; and run
+// --profile-ops' times land on each call's mark.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,7 +74,7 @@ struct Attention {
   void forward(pdrt_ctx *ctx) {
     pdrt_batch_matmul_strided(ctx, q(), k(), scores.data(), s.data());
     pdrt_masked_softmax(ctx, scores.data(), mask.data(), scores.data(),
-                        B * H * T, T, T, 0.125f, PDRT_CAUSAL_BLOCK);
+                        B * H * T, T, T, 1, 0.125f, PDRT_CAUSAL_BLOCK, 0);
     pdrt_batch_matmul_strided(ctx, scores.data(), v(), o.data(), pv.data());
   }
   /// dP = dO V^T, dS over it in place, dK, dV, dQ into dqkv's parts.
@@ -160,8 +163,8 @@ TEST(Interleave, CallsThatDoNotSplitAlikeRunWhole) {
   auto run = [](Attention &a, pdrt_ctx *ctx) {
     pdrt_batch_matmul_strided(ctx, a.q(), a.k(), a.scores.data(), a.s.data());
     pdrt_masked_softmax(ctx, a.scores.data(), a.mask.data(), a.scores.data(),
-                        B * H * T, T, 3 * T / 2 /*rows of a longer mask*/,
-                        0.125f, 0);
+                        B * H * T, T, 3 * T / 2 /*rows of a longer mask*/, 1,
+                        0.125f, 0, 0);
   };
   std::vector<uint8_t> longer(3 * T / 2 * T, 1);
   whole.mask = grouped.mask = longer;
@@ -174,6 +177,46 @@ TEST(Interleave, CallsThatDoNotSplitAlikeRunWhole) {
   EXPECT_TRUE(ctx.interleaved.checked.empty()); // never split, never checked
   EXPECT_EQ(0, std::memcmp(whole.scores.data(), grouped.scores.data(),
                            whole.scores.size() * 4));
+}
+
+/// Bidirectional attention under a padding mask of the step ([B, 1, T]:
+/// batch entry b keeps its first T - 5 b keys), O = softmax(Q K^T) V,
+/// O written at `out` (o's memory, or over the mask's).
+std::vector<float> paddedForward(Attention &a, pdrt_ctx *ctx, bool overMask) {
+  std::vector<uint8_t> padding(B * T);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t k = 0; k < T; ++k)
+      padding[b * T + k] = k < T - 5 * b;
+  // The mask's bytes lead a float buffer that P V may write over.
+  std::vector<float> buf(a.o.size() + B * T);
+  std::memcpy(buf.data(), padding.data(), padding.size());
+  const uint8_t *mask = (const uint8_t *)buf.data();
+  Desc s = a.s, pv = a.pv;
+  s[17] = pv[17] = PDRT_DENSE;
+  if (ctx)
+    pdrt_interleave_begin(ctx);
+  pdrt_batch_matmul_strided(ctx, a.q(), a.k(), a.scores.data(), s.data());
+  pdrt_masked_softmax(ctx, a.scores.data(), mask, a.scores.data(), B * H * T, T,
+                      1, B, 0.125f, 0, 1);
+  float *out = overMask ? buf.data() : a.o.data();
+  pdrt_batch_matmul_strided(ctx, a.scores.data(), a.v(), out, pv.data());
+  if (ctx)
+    pdrt_interleave_end(ctx);
+  return std::vector<float>(out, out + a.o.size());
+}
+
+TEST(Interleave, PaddingMaskOfTheStepRunsByEntriesUnlessOverwritten) {
+  for (bool overMask : {false, true}) {
+    Attention whole, grouped;
+    std::vector<float> expected = paddedForward(whole, nullptr, overMask);
+    pdrt_ctx ctx;
+    std::vector<float> got = paddedForward(grouped, &ctx, overMask);
+    ASSERT_FALSE(ctx.failed) << ctx.error;
+    ASSERT_EQ(1u, ctx.interleaved.checked.size());
+    EXPECT_EQ(!overMask, ctx.interleaved.checked.begin()->second)
+        << "P V written over the mask: " << overMask;
+    EXPECT_EQ(0, std::memcmp(expected.data(), got.data(), got.size() * 4));
+  }
 }
 
 pdrt::EntryAccess access(bool write, std::vector<uintptr_t> bases,
@@ -211,7 +254,7 @@ TEST(Interleave, ProfiledCallsTimeOnTheirMarks) {
   pdrt_batch_matmul_strided(&ctx, a.q(), a.k(), a.scores.data(), a.s.data());
   pdrt_profile_mark(&ctx, 2);
   pdrt_masked_softmax(&ctx, a.scores.data(), a.mask.data(), a.scores.data(),
-                      B * H * T, T, T, 0.125f, PDRT_CAUSAL_BLOCK);
+                      B * H * T, T, T, 1, 0.125f, PDRT_CAUSAL_BLOCK, 0);
   pdrt_interleave_end(&ctx);
   pdrt_profile_mark(&ctx, -1);
   ASSERT_FALSE(ctx.failed) << ctx.error;

@@ -1,4 +1,5 @@
-//===- masked_softmax_test.cc - pdrt_masked_softmax against double ----------===//
+//===- masked_softmax_test.cc - pdrt_masked_softmax against double
+//----------===//
 //
 // The fused attention softmax against a double-precision reference of
 // softmax(mask ? scale x : -inf): a causal (prefix) mask, an arbitrary
@@ -8,10 +9,15 @@
 // The gradient against the unfused softmax_grad times scale, zero where
 // masked. Under the causal mask the GEMMs leave the scores' and dP's
 // upper triangles unwritten: the forward and the causal gradient must not
-// read them (NaNs there change nothing).
+// read them (NaNs there change nothing). A padding mask of the step, one
+// block per batch entry broadcast over its heads, against the reference
+// and against the unfused softmax of -inf-filled scores followed by
+// Where(IsNaN(y), 0, y) (zero_nan_rows), bit for bit, rows keeping nothing
+// and rows with a NaN score included.
 //
 //===----------------------------------------------------------------------===//
 
+#include "exec/context.h"
 #include "pdrt/pdrt.h"
 
 #include "random_data.h"
@@ -61,7 +67,7 @@ void expectMatchesReference(const std::vector<float> &x,
                             int64_t n, int64_t maskRows, float scale) {
   std::vector<float> y(rows * n, -1.0f);
   pdrt_masked_softmax(nullptr, x.data(), mask.empty() ? nullptr : mask.data(),
-                      y.data(), rows, n, maskRows, scale, 0);
+                      y.data(), rows, n, maskRows, 1, scale, 0, 0);
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t *m = mask.empty() ? nullptr : mask.data() + (r % maskRows) * n;
     std::vector<double> want = reference(x.data() + r * n, m, n, scale);
@@ -101,8 +107,8 @@ TEST(MaskedSoftmax, ScaleOnly) {
 TEST(MaskedSoftmax, RowKeepingNothingIsZero) {
   std::vector<float> x = {1, 2, 3, 4}, y(4, -1.0f);
   std::vector<uint8_t> mask = {0, 0, 1, 0};
-  pdrt_masked_softmax(nullptr, x.data(), mask.data(), y.data(), 2, 2, 2, 1.0f,
-                      0);
+  pdrt_masked_softmax(nullptr, x.data(), mask.data(), y.data(), 2, 2, 2, 1,
+                      1.0f, 0, 0);
   EXPECT_EQ(y, (std::vector<float>{0, 0, 1, 0}));
 }
 
@@ -116,7 +122,7 @@ TEST(MaskedSoftmax, CausalEqualsUnfusedBitForBit) {
                                   : -std::numeric_limits<float>::infinity();
   std::vector<float> fused(rows * t), unfused(rows * t);
   pdrt_masked_softmax(nullptr, x.data(), mask.data(), fused.data(), rows, t, t,
-                      scale, 0);
+                      1, scale, 0, 0);
   pdrt_softmax(nullptr, filled.data(), unfused.data(), rows, t, 1, 0);
   EXPECT_EQ(fused, unfused);
 }
@@ -127,8 +133,8 @@ TEST(MaskedSoftmax, CausalEqualsUnfusedBitForBit) {
 TEST(MaskedSoftmax, GradientOverItsIncomingGradientBitForBit) {
   const int64_t t = 45, rows = 2 * t;
   std::vector<float> x = randomScores(rows * t, 15), y(rows * t);
-  pdrt_masked_softmax(nullptr, x.data(), nullptr, y.data(), rows, t, t, 0.125f,
-                      0);
+  pdrt_masked_softmax(nullptr, x.data(), nullptr, y.data(), rows, t, t, 1,
+                      0.125f, 0, 0);
   for (auto [causalRows, block] : {std::pair<int64_t, int64_t>{0, 0}, {t, 32}}) {
     std::vector<float> dy = randomScores(rows * t, 16), dx(rows * t, 0.0f);
     pdrt_masked_softmax_grad(nullptr, dy.data(), y.data(), dx.data(), rows, t,
@@ -151,8 +157,8 @@ TEST(MaskedSoftmax, GradientIsScaledSoftmaxGradient) {
   std::vector<float> x = randomScores(rows * t, 5), dy = randomScores(rows * t, 6);
   std::vector<uint8_t> mask = causal(t);
   std::vector<float> y(rows * t), dx(rows * t), plain(rows * t);
-  pdrt_masked_softmax(nullptr, x.data(), mask.data(), y.data(), rows, t, t,
-                      0.25f, 0);
+  pdrt_masked_softmax(nullptr, x.data(), mask.data(), y.data(), rows, t, t, 1,
+                      0.25f, 0, 0);
   pdrt_masked_softmax_grad(nullptr, dy.data(), y.data(), dx.data(), rows, t,
                            0.25f, 0, 0);
   pdrt_softmax_grad(nullptr, dy.data(), y.data(), plain.data(), rows, t, 1, 0);
@@ -177,9 +183,9 @@ TEST(MaskedSoftmax, CausalReadsNothingAboveTheDiagonal) {
   std::vector<uint8_t> mask = causal(t);
   std::vector<float> clean(rows * t), dirty(rows * t);
   pdrt_masked_softmax(nullptr, x.data(), mask.data(), clean.data(), rows, t, t,
-                      0.3f, 0);
+                      1, 0.3f, 0, 0);
   pdrt_masked_softmax(nullptr, nanAboveDiagonal(x, t).data(), mask.data(),
-                      dirty.data(), rows, t, t, 0.3f, 0);
+                      dirty.data(), rows, t, t, 1, 0.3f, 0, 0);
   EXPECT_EQ(dirty, clean);
 }
 
@@ -188,8 +194,8 @@ TEST(MaskedSoftmax, CausalGradientReadsThePrefixOnly) {
   std::vector<float> x = randomScores(rows * t, 9), dy = randomScores(rows * t, 10);
   std::vector<uint8_t> mask = causal(t);
   std::vector<float> y(rows * t), dense(rows * t), causalDx(rows * t, -1.0f);
-  pdrt_masked_softmax(nullptr, x.data(), mask.data(), y.data(), rows, t, t,
-                      0.125f, 0);
+  pdrt_masked_softmax(nullptr, x.data(), mask.data(), y.data(), rows, t, t, 1,
+                      0.125f, 0, 0);
   pdrt_masked_softmax_grad(nullptr, dy.data(), y.data(), dense.data(), rows, t,
                            0.125f, 0, 0);
   pdrt_masked_softmax_grad(nullptr, nanAboveDiagonal(dy, t).data(), y.data(),
@@ -209,9 +215,9 @@ TEST(MaskedSoftmax, DiagonalBlocksWriteOnlyToTheBlockEnd) {
   std::vector<float> whole(rows * t), part(rows * t, sentinel);
   std::vector<float> wholeDx(rows * t), partDx(rows * t, sentinel);
   pdrt_masked_softmax(nullptr, x.data(), mask.data(), whole.data(), rows, t, t,
-                      0.125f, 0);
+                      1, 0.125f, 0, 0);
   pdrt_masked_softmax(nullptr, x.data(), mask.data(), part.data(), rows, t, t,
-                      0.125f, block);
+                      1, 0.125f, block, 0);
   pdrt_masked_softmax_grad(nullptr, dy.data(), whole.data(), wholeDx.data(),
                            rows, t, 0.125f, t, 0);
   pdrt_masked_softmax_grad(nullptr, dy.data(), whole.data(), partDx.data(),
@@ -245,10 +251,10 @@ TEST(MaskedSoftmax, InPlaceEqualsOutOfPlaceBitForBit) {
                         Case{&arbitrary, 0}, Case{nullptr, 0}}) {
     std::vector<float> x = randomScores(rows * t, 14), y(rows * t, 0.0f);
     const uint8_t *mask = c.mask ? c.mask->data() : nullptr;
-    pdrt_masked_softmax(nullptr, x.data(), mask, y.data(), rows, t, t, 0.125f,
-                        c.block);
-    pdrt_masked_softmax(nullptr, x.data(), mask, x.data(), rows, t, t, 0.125f,
-                        c.block);
+    pdrt_masked_softmax(nullptr, x.data(), mask, y.data(), rows, t, t, 1,
+                        0.125f, c.block, 0);
+    pdrt_masked_softmax(nullptr, x.data(), mask, x.data(), rows, t, t, 1,
+                        0.125f, c.block, 0);
     for (int64_t r = 0; r < rows; ++r) {
       // With diagonal blocks the columns past the row's block are unwritten
       // (x keeps its scores there, y its zeros).
@@ -261,6 +267,92 @@ TEST(MaskedSoftmax, InPlaceEqualsOutOfPlaceBitForBit) {
             << " block " << c.block << " row " << r << " col " << k;
     }
   }
+}
+
+/// B batch entries of H heads of [T, N] scores under a padding mask of
+/// one [R, N] block per entry (R = T: per query row; R = 1: per key).
+struct PaddingCase {
+  int64_t batch, heads, t, n, maskRows;
+};
+
+/// The padding mask of a case: entry b keeps a prefix of its keys whose
+/// length varies with b and the mask row; entry 1 keeps nothing at all.
+std::vector<uint8_t> paddingMask(const PaddingCase &c) {
+  std::vector<uint8_t> mask(c.batch * c.maskRows * c.n);
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < c.maskRows; ++i)
+      for (int64_t k = 0; k < c.n; ++k)
+        mask[(b * c.maskRows + i) * c.n + k] =
+            b != 1 && k < c.n - (3 * b + i) % c.n;
+  return mask;
+}
+
+TEST(MaskedSoftmax, PaddingMaskPerBatchEntry) {
+  for (PaddingCase c :
+       {PaddingCase{3, 4, 5, 7, 5}, PaddingCase{3, 2, 6, 9, 1}}) {
+    const int64_t rows = c.batch * c.heads * c.t;
+    std::vector<uint8_t> mask = paddingMask(c);
+    mask[2 * c.maskRows * c.n] = 0; // a row of entry 2 that is no prefix
+    std::vector<float> x = randomScores(rows * c.n, 21), y(rows * c.n, -1.0f);
+    pdrt_masked_softmax(nullptr, x.data(), mask.data(), y.data(), rows, c.n,
+                        c.maskRows, c.batch, 0.25f, 0, 0);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t b = r / (c.heads * c.t), i = r % c.maskRows;
+      const uint8_t *m = mask.data() + (b * c.maskRows + i) * c.n;
+      bool any = std::any_of(m, m + c.n, [](uint8_t v) { return v != 0; });
+      std::vector<double> want = reference(x.data() + r * c.n, m, c.n, 0.25f);
+      for (int64_t k = 0; k < c.n; ++k) {
+        if (!m[k] || !any)
+          ASSERT_EQ(y[r * c.n + k], 0.0f) << "row " << r << " col " << k;
+        else
+          ASSERT_NEAR(y[r * c.n + k], want[k], 2e-7 + 2e-6 * want[k])
+              << "row " << r << " col " << k;
+      }
+    }
+  }
+}
+
+// pd-fuse-attention-softmax rewrites softmax(s c + Where(mask, 0, -inf))
+// followed by Where(IsNaN(y), 0, y) (torch's scaled_dot_product_attention
+// export) to one call with zero_nan_rows: the bits of the unfused ops.
+TEST(MaskedSoftmax, ZeroNanRowsEqualsUnfusedGuardBitForBit) {
+  const PaddingCase c{2, 3, 4, 11, 1};
+  const int64_t rows = c.batch * c.heads * c.t;
+  const float scale = 0.125f, ninf = -std::numeric_limits<float>::infinity();
+  std::vector<uint8_t> mask = paddingMask(c);
+  std::vector<float> x = randomScores(rows * c.n, 22);
+  x[5 * c.n + 2] = std::numeric_limits<float>::quiet_NaN(); // a kept NaN
+  x[7 * c.n + 1] = std::numeric_limits<float>::infinity();  // a kept +inf
+  std::vector<float> filled(rows * c.n), unfused(rows * c.n);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < c.n; ++k)
+      filled[r * c.n + k] = x[r * c.n + k] * scale +
+                            (mask[r / (c.heads * c.t) * c.n + k] ? 0.0f : ninf);
+  pdrt_softmax(nullptr, filled.data(), unfused.data(), rows, c.n, 1, 0);
+  for (float &v : unfused)
+    v = std::isnan(v) ? 0.0f : v;
+  std::vector<float> fused(rows * c.n, -1.0f);
+  pdrt_masked_softmax(nullptr, x.data(), mask.data(), fused.data(), rows, c.n,
+                      c.maskRows, c.batch, scale, 0, 1);
+  EXPECT_EQ(fused, unfused);
+  // Without zero_nan_rows a NaN row stays NaN; a row keeping nothing is 0.
+  pdrt_masked_softmax(nullptr, x.data(), mask.data(), fused.data(), rows, c.n,
+                      c.maskRows, c.batch, scale, 0, 0);
+  EXPECT_TRUE(std::isnan(fused[5 * c.n]));
+  EXPECT_TRUE(std::isnan(fused[7 * c.n]));
+  EXPECT_EQ(fused[c.heads * c.t * c.n], 0.0f);
+}
+
+TEST(MaskedSoftmax, GroupsThatDoNotDivideTheRowsAreAContextError) {
+  pdrt_ctx ctx;
+  std::vector<float> x(6 * 2, 1.0f), y(6 * 2, -1.0f);
+  std::vector<uint8_t> mask(4 * 2, 1);
+  pdrt_masked_softmax(&ctx, x.data(), mask.data(), y.data(), 6, 2, 1, 4, 1.0f,
+                      0, 0);
+  ASSERT_TRUE(ctx.failed);
+  EXPECT_EQ(ctx.error, "pdrt_masked_softmax: 6 rows do not split into 4 "
+                       "groups of 1 mask rows");
+  EXPECT_EQ(y, std::vector<float>(6 * 2, -1.0f));
 }
 
 } // namespace
