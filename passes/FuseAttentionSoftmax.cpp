@@ -31,7 +31,10 @@
 // the rows whose softmax is NaN, those that keep no key; the fused op does
 // so with zero_nan_rows, and then takes a mask of the step too, one block
 // per batch entry (exact: a row keeping nothing is 0 either way; without
-// the guard such a row is NaN, so a mask of the step fuses only with it).
+// the guard such a row is NaN, so a mask of the step filled with -inf fuses
+// only with it). torch's dynamo export fills with finfo.min instead, which
+// absorbs the scores: a row keeping nothing is then uniform, as the kernel
+// makes it with uniform_empty_rows, guard or not.
 // The operand scales move onto the scores when the product feeds nothing
 // but this softmax: (Q c1)(K^T c2) becomes (Q K^T) scaled by c1 c2 in the
 // kernel (not bit for bit: one rounding of the product instead of two of
@@ -205,60 +208,77 @@ std::optional<StepMask> stepMaskLayout(Value bits, RankedTensorType scores) {
   return mask;
 }
 
-/// How the scores are masked: a constant RowMask, or a mask of the step.
+/// How the scores are masked: a constant RowMask, or a mask of the step
+/// (whose rows that keep nothing are uniform with a finite fill).
 struct MatchedMask {
   Value scores;
   std::optional<RowMask> constant;
   std::optional<StepMask> step;
+  bool uniformEmptyRows = false;
 };
 
-/// A fill that vanishes from a softmax: `fill` a scalar constant at or
-/// below kMaskFill; with `stepMask`, exactly -inf (a row keeping nothing is
-/// then NaN, which only the guard zeroes as the kernel does).
-bool isFill(Value fill, bool stepMask) {
+/// Fills at or below this absorb any score (x + fill == fill in float32
+/// for |x| < 1e31): a row of the step that keeps nothing is uniform.
+constexpr double kAbsorbingFill = -1e30;
+
+/// Whether a mask of the step filled with `fill` fuses, and then whether
+/// its empty rows are uniform: -inf makes them NaN, which only the guard
+/// after the softmax (`guarded`) zeroes as the kernel does; a finite fill
+/// that absorbs the scores makes them uniform, which the kernel does with
+/// uniform_empty_rows. Other fills leave empty rows that no kernel mode
+/// reproduces.
+std::optional<bool> stepFill(Value fill, bool guarded) {
   auto value = scalarF32Constant(fill);
-  return value &&
-         (stepMask ? std::isinf(*value) && *value < 0 : isMaskFill(*value));
+  if (!value)
+    return std::nullopt;
+  if (std::isinf(*value) && *value < 0)
+    return guarded ? std::optional<bool>(false) : std::nullopt;
+  if (*value <= kAbsorbingFill)
+    return true;
+  return std::nullopt;
 }
 
 /// The mask of Where(cond, s, fill) / Where(cond, fill, s) (`scores` the
 /// s side) or of an additive Where(cond, 0, fill) / Where(cond, fill, 0):
-/// constant, or of the step when `allowStep`.
-std::optional<MatchedMask> maskOfCond(Value cond, bool keepIf, Value scores,
-                                      RankedTensorType type, bool allowStep) {
+/// constant when the fill vanishes, or of the step when it fuses
+/// (stepFill).
+std::optional<MatchedMask> maskOfCond(Value cond, bool keepIf, Value fill,
+                                      Value scores, RankedTensorType type,
+                                      bool guarded) {
   if (auto bits = constantOf(cond)) {
+    auto value = scalarF32Constant(fill);
+    if (!value || !isMaskFill(*value))
+      return std::nullopt;
     auto rows =
         rowMaskOf<bool>(*bits, type, [&](bool c) { return c == keepIf; });
     if (!rows)
       return std::nullopt;
     return MatchedMask{scores, rows, std::nullopt};
   }
-  if (!allowStep)
-    return std::nullopt;
-  auto step = stepMaskLayout(cond, type);
+  auto uniform = stepFill(fill, guarded);
+  auto step = uniform ? stepMaskLayout(cond, type) : std::nullopt;
   if (!step)
     return std::nullopt;
   step->keepIf = keepIf;
-  return MatchedMask{scores, std::nullopt, step};
+  return MatchedMask{scores, std::nullopt, step, *uniform};
 }
 
 /// The masked scores and their mask when `t` is a mask applied to them
-/// (Where with a fill, or an additive mask); masks of the step only when
-/// `allowStep` (the softmax's NaN rows are zeroed after it).
+/// (Where with a fill, or an additive mask); `guarded`: the softmax's NaN
+/// rows are zeroed after it.
 std::optional<MatchedMask> matchMask(Value t, RankedTensorType type,
-                                     bool allowStep) {
+                                     bool guarded) {
   if (auto where = t.getDefiningOp<WhereOp>()) {
     if (!where->hasOneUse())
       return std::nullopt;
     for (bool fillIsLhs : {true, false}) {
       Value fill = fillIsLhs ? where.getLhs() : where.getRhs();
       Value scores = fillIsLhs ? where.getRhs() : where.getLhs();
-      bool constantCond = constantOf(where.getCond()).has_value();
-      if (scores.getType() != type || !isFill(fill, !constantCond))
+      if (scores.getType() != type)
         continue;
       // Where(c, fill, s) keeps where c is false; Where(c, s, fill) where true.
-      if (auto mask =
-              maskOfCond(where.getCond(), !fillIsLhs, scores, type, allowStep))
+      if (auto mask = maskOfCond(where.getCond(), !fillIsLhs, fill, scores,
+                                 type, guarded))
         return mask;
     }
     return std::nullopt;
@@ -280,20 +300,21 @@ std::optional<MatchedMask> matchMask(Value t, RankedTensorType type,
         return MatchedMask{scores, rows, std::nullopt};
       continue;
     }
-    // Where(cond, 0, -inf) of a mask of the step (torch's export of a
+    // Where(cond, 0, fill) of a mask of the step (torch's export of a
     // boolean attn_mask), read by this add alone.
     auto where = additive.getDefiningOp<WhereOp>();
-    if (!allowStep || !where || !where->hasOneUse() ||
+    if (!where || !where->hasOneUse() ||
         where.getType() !=
             where.getCond().getType().clone(type.getElementType()))
       continue;
     for (bool zeroIsLhs : {true, false}) {
       Value zero = zeroIsLhs ? where.getLhs() : where.getRhs();
       Value fill = zeroIsLhs ? where.getRhs() : where.getLhs();
-      if (scalarF32Constant(zero) == 0.0f && isFill(fill, true))
-        if (auto mask =
-                maskOfCond(where.getCond(), zeroIsLhs, scores, type, true))
-          return mask;
+      if (scalarF32Constant(zero) != 0.0f || constantOf(where.getCond()))
+        continue;
+      if (auto mask = maskOfCond(where.getCond(), zeroIsLhs, fill, scores, type,
+                                 guarded))
+        return mask;
     }
   }
   return std::nullopt;
@@ -414,7 +435,7 @@ struct FuseMaskedSoftmax : public OpRewritePattern<SoftmaxOp> {
       return rewriter.notifyMatchFailure(softmax, "not along the last axis");
     auto guard = matchNanGuard(softmax.getResult());
     Value scores = softmax.getInput();
-    auto masked = matchMask(scores, type, /*allowStep=*/guard.has_value());
+    auto masked = matchMask(scores, type, /*guarded=*/guard.has_value());
     if (masked)
       scores = masked->scores;
     auto scaled = matchScale(scores, type);
@@ -445,7 +466,10 @@ struct FuseMaskedSoftmax : public OpRewritePattern<SoftmaxOp> {
     auto fused = rewriter.create<MaskedSoftmaxOp>(
         loc, type, scores, mask, rewriter.getF32FloatAttr(scale),
         /*diagonal_blocks=*/nullptr,
-        /*zero_nan_rows=*/guard ? rewriter.getUnitAttr() : nullptr);
+        /*zero_nan_rows=*/guard ? rewriter.getUnitAttr() : nullptr,
+        /*uniform_empty_rows=*/masked && masked->uniformEmptyRows
+            ? rewriter.getUnitAttr()
+            : nullptr);
     if (!guard) {
       rewriter.replaceOp(softmax, fused.getResult());
       return success();

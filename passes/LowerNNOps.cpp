@@ -285,7 +285,9 @@ static void populateNormalizations(RuntimePatterns &patterns) {
             b.address(s), b.i64(numel(s) / dim), b.i64(dim), b.i64(maskRows),
             b.i64(groups), b.f32(s.getScale().convertToFloat()),
             b.i64(s.getDiagonalBlocks() ? BatchMatMulOp::kCausalBlock : 0),
-            b.i64(s.getZeroNanRows() ? 1 : 0)});
+            b.i64((s.getZeroNanRows() ? PDRT_SOFTMAX_ZERO_NAN_ROWS : 0) |
+                  (s.getUniformEmptyRows() ? PDRT_SOFTMAX_UNIFORM_EMPTY_ROWS
+                                           : 0))});
     return success();
   });
   patterns.add<MaskedSoftmaxGradOp>(

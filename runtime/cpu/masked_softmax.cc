@@ -71,6 +71,18 @@ int64_t writtenEnd(int64_t n, int64_t dim, int64_t block) {
   return std::min((n - 1) / block * block + block, dim);
 }
 
+/// What a row that keeps nothing holds: 0, or 1 / dim everywhere (the
+/// softmax of a row of one finite fill).
+void emptyRow(float *y, int64_t dim, bool uniform) {
+  if (!uniform) {
+    std::memset(y, 0, dim * sizeof(float));
+    return;
+  }
+  float inv = (float)(1.0 / (double)dim);
+  for (int64_t k = 0; k < dim; ++k)
+    y[k] = inv;
+}
+
 /// y[0, n) = softmax(scale * x[0, n)); y[n, end) is zero.
 void scaledSoftmaxPrefix(const float *x, float *y, int64_t n, int64_t end,
                          float scale, bool zeroNan) {
@@ -80,9 +92,10 @@ void scaledSoftmaxPrefix(const float *x, float *y, int64_t n, int64_t end,
 }
 
 /// One row under an arbitrary mask: dropped elements become -inf, whose
-/// exp is 0; a row that keeps nothing is zero.
+/// exp is 0; a row that keeps nothing is emptyRow's.
 void scaledSoftmaxMasked(const float *x, const uint8_t *mask, float *y,
-                         int64_t dim, float scale, bool zeroNan) {
+                         int64_t dim, float scale, bool zeroNan,
+                         bool uniformEmpty) {
   const float ninf = -std::numeric_limits<float>::infinity();
   bool any = false;
   for (int64_t k = 0; k < dim; ++k) {
@@ -92,7 +105,7 @@ void scaledSoftmaxMasked(const float *x, const uint8_t *mask, float *y,
   if (any)
     softmaxInPlace(y, dim, pdrt::vmath::max(y, dim), zeroNan);
   else
-    std::memset(y, 0, dim * sizeof(float));
+    emptyRow(y, dim, uniformEmpty);
 }
 
 /// Which mask row each row of x reads: the mask is `groups` blocks of
@@ -104,15 +117,15 @@ struct MaskRows {
 };
 
 /// What a call computes besides the rows: the masks' kept prefixes
-/// (keptPrefix, -1: not a prefix), the scale, the diagonal block and
-/// whether a NaN row becomes zero.
+/// (keptPrefix, -1: not a prefix), the scale, the diagonal block, whether
+/// a NaN row becomes zero and whether an empty row is uniform.
 struct SoftmaxCall {
   const uint8_t *mask = nullptr;
   MaskRows maskRows;
   std::vector<int64_t> prefix;
   float scale = 1.0f;
   int64_t block = 0;
-  bool zeroNan = false;
+  bool zeroNan = false, uniformEmpty = false;
 };
 
 /// pdrt_masked_softmax over rows [first, last).
@@ -125,13 +138,15 @@ void maskedSoftmaxRows(const float *x, float *y, int64_t first, int64_t last,
       continue;
     }
     int64_t m = c.maskRows.of(r);
-    if (c.prefix[m] >= 0)
+    if (c.prefix[m] == 0 && c.uniformEmpty)
+      emptyRow(y + r * dim, dim, true);
+    else if (c.prefix[m] >= 0)
       scaledSoftmaxPrefix(x + r * dim, y + r * dim, c.prefix[m],
                           writtenEnd(c.prefix[m], dim, c.block), c.scale,
                           c.zeroNan);
     else
       scaledSoftmaxMasked(x + r * dim, c.mask + m * dim, y + r * dim, dim,
-                          c.scale, c.zeroNan);
+                          c.scale, c.zeroNan, c.uniformEmpty);
   }
 }
 
@@ -230,14 +245,15 @@ extern "C" void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x,
                                     const uint8_t *mask, float *y, int64_t rows,
                                     int64_t dim, int64_t mask_rows,
                                     int64_t mask_groups, float scale,
-                                    int64_t block, int64_t zero_nan_rows) {
+                                    int64_t block, int64_t flags) {
   if (pdrt::hasError(ctx) || rows <= 0 || dim <= 0)
     return;
   SoftmaxCall call;
   call.mask = mask;
   call.scale = scale;
   call.block = block;
-  call.zeroNan = zero_nan_rows != 0;
+  call.zeroNan = (flags & PDRT_SOFTMAX_ZERO_NAN_ROWS) != 0;
+  call.uniformEmpty = (flags & PDRT_SOFTMAX_UNIFORM_EMPTY_ROWS) != 0;
   if (mask) {
     if (mask_rows <= 0 || mask_groups <= 0 ||
         (mask_groups > 1 && rows % (mask_rows * mask_groups) != 0)) {

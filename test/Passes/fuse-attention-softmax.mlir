@@ -208,8 +208,8 @@ func.func @causal_guarded(%q: tensor<2x4x4xf32>, %k: tensor<2x4x4xf32>) -> tenso
 // Partly fused, each for its reason: a mask of the step without the guard
 // (a row keeping nothing is NaN there, the kernel's 0) stays as it is, and
 // so do the operand scales (the additive mask comes after them); a mask of
-// the step filled with finfo.min (a row keeping nothing is uniform, not
-// NaN) stays an add, the guard fused; a product also read elsewhere keeps
+// the step filled with -1e9 (a row keeping nothing is neither NaN nor
+// uniform: -1e9 does not absorb the scores) stays an add, the guard fused; a product also read elsewhere keeps
 // its operand scales; a guard whose softmax is also read elsewhere stays;
 // a mask of the step broadcast again after its rows ([B, 1, T, 1, T])
 // stays a Where, the guard fused.
@@ -231,7 +231,7 @@ func.func @partly_fused(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x8x4xf32>, %m: te
   %c = pd.constant dense<0.353553385> : tensor<f32>
   %zero = pd.constant dense<0.000000e+00> : tensor<f32>
   %ninf = pd.constant dense<0xFF800000> : tensor<f32>
-  %min = pd.constant dense<-3.40282347E+38> : tensor<f32>
+  %min = pd.constant dense<-1.000000e+09> : tensor<f32>
   %qs = pd.mul %q, %c : tensor<2x3x4x8xf32>, tensor<f32> -> tensor<2x3x4x8xf32>
   %ks = pd.mul %k, %c : tensor<2x3x8x4xf32>, tensor<f32> -> tensor<2x3x8x4xf32>
   %s = pd.batch_matmul %qs, %ks : tensor<2x3x4x8xf32>, tensor<2x3x8x4xf32> -> tensor<2x3x4x4xf32>
@@ -257,4 +257,37 @@ func.func @partly_fused(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x8x4xf32>, %m: te
   %nan5 = pd.not %eq5 : tensor<2x3x4x5x4xi1>
   %y5 = pd.where %nan5, %zero, %p5 : tensor<2x3x4x5x4xi1>, tensor<f32>, tensor<2x3x4x5x4xf32> -> tensor<2x3x4x5x4xf32>
   return %p0, %y1, %s2, %p2, %p3, %y3, %y5 : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x5x4xf32>
+}
+
+// -----
+
+// torch's dynamo export of the same attention (transformers' BERT): the
+// mask filled with finfo.min, which absorbs the scores, so that a row
+// keeping nothing is uniform (not NaN): fused with uniform_empty_rows, with
+// the guard after it or without one.
+// CHECK-LABEL: func.func @dynamo_padding
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x3x4x8xf32>, %[[K:.*]]: tensor<2x3x8x4xf32>, %[[M:.*]]: tensor<2x1x4x4xi1>, %[[X:.*]]: tensor<2x3x4x4xf32>)
+// CHECK-NEXT: %[[S:.*]] = pd.batch_matmul %[[Q]], %[[K]] :
+// CHECK-NEXT: %[[V:.*]] = pd.reshape %[[M]] : tensor<2x1x4x4xi1> -> tensor<2x4x4xi1>
+// CHECK-NEXT: %[[P:.*]] = pd.masked_softmax %[[S]], %[[V]] {scale = 2.500000e-01 : f32, uniform_empty_rows, zero_nan_rows} : tensor<2x3x4x4xf32>, tensor<2x4x4xi1>
+// CHECK-NEXT: %[[W:.*]] = pd.reshape %[[M]] : tensor<2x1x4x4xi1> -> tensor<2x4x4xi1>
+// CHECK-NEXT: %[[U:.*]] = pd.masked_softmax %[[X]], %[[W]] {uniform_empty_rows} : tensor<2x3x4x4xf32>, tensor<2x4x4xi1>
+// CHECK-NEXT: return %[[P]], %[[U]]
+func.func @dynamo_padding(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x8x4xf32>, %m: tensor<2x1x4x4xi1>, %x: tensor<2x3x4x4xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) {
+  %c = pd.constant dense<5.000000e-01> : tensor<f32>
+  %qs = pd.mul %q, %c : tensor<2x3x4x8xf32>, tensor<f32> -> tensor<2x3x4x8xf32>
+  %ks = pd.mul %k, %c : tensor<2x3x8x4xf32>, tensor<f32> -> tensor<2x3x8x4xf32>
+  %zero = pd.constant dense<0.000000e+00> : tensor<f32>
+  %min = pd.constant dense<-3.40282347E+38> : tensor<f32>
+  %bias = pd.where %m, %zero, %min : tensor<2x1x4x4xi1>, tensor<f32>, tensor<f32> -> tensor<2x1x4x4xf32>
+  %s = pd.batch_matmul %qs, %ks : tensor<2x3x4x8xf32>, tensor<2x3x8x4xf32> -> tensor<2x3x4x4xf32>
+  %t = pd.add %s, %bias : tensor<2x3x4x4xf32>, tensor<2x1x4x4xf32> -> tensor<2x3x4x4xf32>
+  %p = pd.softmax %t {axis = 3 : i64} : tensor<2x3x4x4xf32>
+  %eq = pd.compare %p, %p {predicate = "eq"} : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32> -> tensor<2x3x4x4xi1>
+  %nan = pd.not %eq : tensor<2x3x4x4xi1>
+  %y = pd.where %nan, %zero, %p : tensor<2x3x4x4xi1>, tensor<f32>, tensor<2x3x4x4xf32> -> tensor<2x3x4x4xf32>
+  %bias2 = pd.where %m, %zero, %min : tensor<2x1x4x4xi1>, tensor<f32>, tensor<f32> -> tensor<2x1x4x4xf32>
+  %t2 = pd.add %x, %bias2 : tensor<2x3x4x4xf32>, tensor<2x1x4x4xf32> -> tensor<2x3x4x4xf32>
+  %u = pd.softmax %t2 {axis = 3 : i64} : tensor<2x3x4x4xf32>
+  return %y, %u : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
 }

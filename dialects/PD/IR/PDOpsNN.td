@@ -349,7 +349,10 @@ def PD_MaskedSoftmaxOp : PD_Op<"masked_softmax", [Pure,
     `zero_nan_rows` a row whose softmax is NaN (a NaN or +inf score) is 0,
     as softmax followed by Where(IsNaN(y), 0, y) gives (torch's export of
     scaled_dot_product_attention); its gradient there is 0 (the unfused
-    ops' is NaN). pd-fuse-attention-softmax forms this op from
+    ops' is NaN). With `uniform_empty_rows` a row that keeps no element is
+    1 / N everywhere instead of 0: the softmax of a row of one finite fill
+    (a mask filled with torch's finfo.min, which absorbs any score), whose
+    gradient (pd.masked_softmax_grad's formula) is the unfused ops' too. pd-fuse-attention-softmax forms this op from
     softmax(where(mask, -inf, x * scale)) and its variants; the kernel
     skips the masked tail of a row whose kept elements are a prefix (the
     causal and padding masks) and its gradient (pd.masked_softmax_grad)
@@ -367,7 +370,8 @@ def PD_MaskedSoftmaxOp : PD_Op<"masked_softmax", [Pure,
   }];
   let arguments = (ins PD_F32Tensor:$input, Optional<PD_BoolTensor>:$mask,
                        DefaultValuedAttr<F32Attr, "1.0f">:$scale,
-                       UnitAttr:$diagonal_blocks, UnitAttr:$zero_nan_rows);
+                       UnitAttr:$diagonal_blocks, UnitAttr:$zero_nan_rows,
+                       UnitAttr:$uniform_empty_rows);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = [{
     $input (`,` $mask^)? attr-dict `:` type($input) (`,` type($mask)^)?

@@ -60,6 +60,15 @@ enum pdrt_triangle {
 };
 enum { PDRT_CAUSAL_BLOCK = 32 };
 
+/// Flags of pdrt_masked_softmax for the rows a mask computed in the step
+/// leaves empty or that overflow (pdrt_nn.h): PDRT_SOFTMAX_ZERO_NAN_ROWS
+/// zeroes a row whose softmax is NaN; PDRT_SOFTMAX_UNIFORM_EMPTY_ROWS
+/// gives a row that keeps nothing 1 / dim everywhere (a finite fill).
+enum pdrt_softmax_flags {
+  PDRT_SOFTMAX_ZERO_NAN_ROWS = 1,
+  PDRT_SOFTMAX_UNIFORM_EMPTY_ROWS = 2
+};
+
 /// `zero_first` of pdrt_scatter and pdrt_gather_grad: accumulate into y as
 /// it is, or zero y first (pdrt_tensor.h).
 enum pdrt_scatter_mode { PDRT_SCATTER_INTO = 0, PDRT_SCATTER_ZERO_FIRST = 1 };

@@ -96,8 +96,10 @@ void pdrt_softmax_grad(pdrt_ctx *ctx, const float *dy, const float *y,
 /// the block's row r % mask_rows: one [T, T] causal mask for every batch
 /// entry and head (1 group), or a padding mask per batch entry broadcast
 /// over its heads ([B, T or 1, dim]: B groups). A row that keeps nothing
-/// gets y = 0. With zero_nan_rows != 0 a row whose softmax is NaN (a NaN
-/// or +inf score) is zero too (softmax followed by Where(IsNaN(y), 0, y)).
+/// gets y = 0, or 1 / dim everywhere with PDRT_SOFTMAX_UNIFORM_EMPTY_ROWS
+/// in `flags` (the softmax of a row filled with one finite value); with
+/// PDRT_SOFTMAX_ZERO_NAN_ROWS a row whose softmax is NaN (a NaN or +inf
+/// score) is zero (softmax followed by Where(IsNaN(y), 0, y)).
 /// With block = B > 0 (a causal mask, whose row i keeps a prefix of i + 1
 /// elements) row r is written only up to the end of its diagonal block,
 /// min((i / B + 1) B, dim) with i = r % mask_rows; the rest of the row is
@@ -105,7 +107,7 @@ void pdrt_softmax_grad(pdrt_ctx *ctx, const float *dy, const float *y,
 void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x, const uint8_t *mask,
                          float *y, int64_t rows, int64_t dim, int64_t mask_rows,
                          int64_t mask_groups, float scale, int64_t block,
-                         int64_t zero_nan_rows);
+                         int64_t flags);
 
 /// Its gradient from the output: dx = scale y (dy - sum(dy y)). With
 /// causal_rows = R > 0 row r keeps its first (r % R) + 1 elements (the

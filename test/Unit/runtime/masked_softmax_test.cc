@@ -343,6 +343,33 @@ TEST(MaskedSoftmax, ZeroNanRowsEqualsUnfusedGuardBitForBit) {
   EXPECT_EQ(fused[c.heads * c.t * c.n], 0.0f);
 }
 
+// torch's dynamo export fills a padding mask with finfo.min, which absorbs
+// the scores: a row keeping nothing is uniform, the others as under -inf.
+// With PDRT_SOFTMAX_UNIFORM_EMPTY_ROWS the kernel gives the unfused bits.
+TEST(MaskedSoftmax, UniformEmptyRowsEqualUnfusedFiniteFillBitForBit) {
+  const PaddingCase c{3, 2, 4, 13, 4};
+  const int64_t rows = c.batch * c.heads * c.t;
+  const float scale = 0.25f, min = std::numeric_limits<float>::lowest();
+  std::vector<uint8_t> mask = paddingMask(c);
+  mask[2 * c.maskRows * c.n + 1] = 0; // a row of entry 2 that is no prefix
+  std::vector<float> x = randomScores(rows * c.n, 23);
+  std::vector<float> filled(rows * c.n), unfused(rows * c.n);
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t *m =
+        mask.data() + (r / (c.heads * c.t) * c.maskRows + r % c.maskRows) * c.n;
+    for (int64_t k = 0; k < c.n; ++k)
+      filled[r * c.n + k] = x[r * c.n + k] * scale + (m[k] ? 0.0f : min);
+  }
+  pdrt_softmax(nullptr, filled.data(), unfused.data(), rows, c.n, 1, 0);
+  std::vector<float> fused(rows * c.n, -1.0f);
+  pdrt_masked_softmax(nullptr, x.data(), mask.data(), fused.data(), rows, c.n,
+                      c.maskRows, c.batch, scale, 0,
+                      PDRT_SOFTMAX_UNIFORM_EMPTY_ROWS |
+                          PDRT_SOFTMAX_ZERO_NAN_ROWS);
+  EXPECT_EQ(fused, unfused);
+  EXPECT_EQ(fused[c.heads * c.t * c.n], 1.0f / c.n); // entry 1 keeps nothing
+}
+
 TEST(MaskedSoftmax, GroupsThatDoNotDivideTheRowsAreAContextError) {
   pdrt_ctx ctx;
   std::vector<float> x(6 * 2, 1.0f), y(6 * 2, -1.0f);
