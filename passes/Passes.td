@@ -143,10 +143,11 @@ def FuseAttentionSoftmaxPass : Pass<"pd-fuse-attention-softmax", "::mlir::Module
     fuses too: the softmax's guard Where(IsNaN(p), 0, p) becomes
     `zero_nan_rows`, and with it a boolean mask computed in the step (a
     padding mask, [B, 1, T, T] or [B, 1, 1, T], added as
-    Where(mask, 0, -inf)) becomes the op's [G, R, N] mask; the scales the
-    export puts on Q and on K^T move into the op's scale when the product
-    feeds only this softmax, so that the head transposes before the product
-    fold into the GEMM. Runs before pd-autodiff.
+    Where(mask, 0, -inf)) becomes the op's [G, R, N] mask (filled with
+    torch's finfo.min, guard or not, with `uniform_empty_rows`); the
+    scales the export puts on Q and on K^T move into the op's scale when
+    the product feeds only this softmax, so that the head transposes
+    before the product fold into the GEMM. Runs before pd-autodiff.
 
     Before:
     ```mlir
