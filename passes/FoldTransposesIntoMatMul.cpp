@@ -14,11 +14,15 @@
 // when the GEMM can still read (write) the stored operand: one of the
 // matrix's two dims innermost for an operand, the columns innermost for
 // the result (a result whose rows end up innermost is computed as the
-// transposed product B^T A^T instead). A transpose whose every user folded
-// it disappears, with its copy and its buffer. Runs after pd-autodiff, so
-// the forward and the backward fold alike; gradient ops that named a
-// forward transpose which disappeared (pd.grad_of) then name the matmul
-// that absorbed it, so partitioning keeps them beside it.
+// transposed product B^T A^T instead). torch's dynamo export transposes
+// K^T as [B H, T, D] (a reshape merging batch and heads, a 3-D transpose,
+// a reshape splitting them again): such a transpose between leading-dim
+// reshapes is first made the 4-D transpose it is, which then folds. A
+// transpose whose every user folded it disappears, with its copy and its
+// buffer. Runs after pd-autodiff, so the forward and the backward fold
+// alike; gradient ops that named a forward transpose which disappeared
+// (pd.grad_of) then name the matmul that absorbed it, so partitioning
+// keeps them beside it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,26 +98,80 @@ struct FoldOperandTranspose : public OpRewritePattern<BatchMatMulOp> {
   }
 };
 
-/// Folds a transpose of the result into result_perm, swapping the product
-/// (C^T = op(B)^T op(A)^T) when the transpose puts C's rows innermost.
+/// reshape(transpose(reshape(x), p), s) where the inner reshape merges
+/// x's first k + 1 dims into one, p keeps that dim first, and the outer
+/// reshape splits it into the same dims again: transpose(x, p') with the
+/// merged dims in front, unmoved.
+struct TransposeBetweenLeadingReshapes : public OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReshapeOp split,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = split.getInput().getDefiningOp<TransposeOp>();
+    auto merge = transpose ? transpose.getInput().getDefiningOp<ReshapeOp>()
+                           : ReshapeOp();
+    if (!merge || !transpose->hasOneUse())
+      return rewriter.notifyMatchFailure(split, "no transpose of a reshape");
+    auto shapeOf = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getShape();
+    };
+    ArrayRef<int64_t> x = shapeOf(merge.getInput()), merged = shapeOf(merge),
+                      moved = shapeOf(transpose), out = shapeOf(split);
+    ArrayRef<int64_t> perm = transpose.getPerm();
+    int64_t k = (int64_t)x.size() - (int64_t)merged.size();
+    if (k < 1 || perm.empty() || perm[0] != 0 ||
+        out.size() != moved.size() + k ||
+        x.drop_front(k + 1) != merged.drop_front() ||
+        out.take_front(k + 1) != x.take_front(k + 1) ||
+        out.drop_front(k + 1) != moved.drop_front())
+      return rewriter.notifyMatchFailure(split, "not the leading dims");
+    SmallVector<int64_t> full;
+    for (int64_t i = 0; i <= k; ++i)
+      full.push_back(i);
+    for (int64_t d : perm.drop_front())
+      full.push_back(d + k);
+    auto unfolded = rewriter.create<TransposeOp>(
+        transpose.getLoc(), split.getType(), merge.getInput(),
+        rewriter.getDenseI64ArrayAttr(full));
+    unfolded->setDiscardableAttrs(transpose->getDiscardableAttrDictionary());
+    rewriter.replaceOp(split, unfolded.getResult());
+    rewriter.eraseOp(transpose);
+    if (merge->use_empty())
+      rewriter.eraseOp(merge);
+    return success();
+  }
+};
+
+/// A perm attribute, none for the identity.
+DenseI64ArrayAttr permAttr(PatternRewriter &rewriter, ArrayRef<int64_t> perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != (int64_t)i)
+      return rewriter.getDenseI64ArrayAttr(perm);
+  return nullptr;
+}
+
+/// Folds a transpose of the result into result_perm (composed with one the
+/// matmul has), swapping the product (C^T = op(B)^T op(A)^T) when the
+/// transpose puts C's rows innermost.
 struct FoldResultTranspose : public OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(TransposeOp transpose,
                                 PatternRewriter &rewriter) const override {
     auto mm = transpose.getInput().getDefiningOp<BatchMatMulOp>();
-    if (!mm || !mm->hasOneUse() || mm.getResultPerm())
+    if (!mm || !mm->hasOneUse())
       return rewriter.notifyMatchFailure(transpose, "not of a sole matmul");
-    ArrayRef<int64_t> perm = transpose.getPerm();
+    SmallVector<int64_t> perm(transpose.getPerm());
+    if (auto stored = mm.getResultPerm())
+      perm = compose(*stored, ArrayRef<int64_t>(perm));
     int64_t rank = perm.size();
     auto stored = transpose.getType().getShape();
-    if (BatchMatMulOp::stridedResult(stored, perm)) {
+    if (BatchMatMulOp::stridedResult(stored, ArrayRef(perm))) {
       auto fused = rewriter.create<BatchMatMulOp>(
           mm.getLoc(), transpose.getType(), mm.getLhs(), mm.getRhs(),
           mm.getTransposeLhsAttr(), mm.getTransposeRhsAttr(),
-          mm.getLhsPermAttr(), mm.getRhsPermAttr(),
-          rewriter.getDenseI64ArrayAttr(perm), mm.getLhsSelectAttr(),
-          mm.getRhsSelectAttr(), /*triangle=*/nullptr);
+          mm.getLhsPermAttr(), mm.getRhsPermAttr(), permAttr(rewriter, perm),
+          mm.getLhsSelectAttr(), mm.getRhsSelectAttr(), /*triangle=*/nullptr);
       fused->setDiscardableAttrs(mm->getDiscardableAttrDictionary());
       rewriter.replaceOp(transpose, fused.getResult());
       rewriter.eraseOp(mm);
@@ -129,9 +187,8 @@ struct FoldResultTranspose : public OpRewritePattern<TransposeOp> {
         mm.getLoc(), transpose.getType(), mm.getRhs(), mm.getLhs(),
         mm.getTransposeRhs() ? UnitAttr() : rewriter.getUnitAttr(),
         mm.getTransposeLhs() ? UnitAttr() : rewriter.getUnitAttr(),
-        mm.getRhsPermAttr(), mm.getLhsPermAttr(),
-        rewriter.getDenseI64ArrayAttr(swapped), mm.getRhsSelectAttr(),
-        mm.getLhsSelectAttr(), /*triangle=*/nullptr);
+        mm.getRhsPermAttr(), mm.getLhsPermAttr(), permAttr(rewriter, swapped),
+        mm.getRhsSelectAttr(), mm.getLhsSelectAttr(), /*triangle=*/nullptr);
     fused->setDiscardableAttrs(mm->getDiscardableAttrDictionary());
     rewriter.replaceOp(transpose, fused.getResult());
     rewriter.eraseOp(mm);
@@ -146,6 +203,7 @@ void FoldTransposesIntoMatMulPass::runOnOperation() {
   RewritePatternSet patterns(&getContext());
   patterns.add<FoldOperandTranspose>(&getContext(), absorbed);
   patterns.add<FoldResultTranspose>(&getContext());
+  patterns.add<TransposeBetweenLeadingReshapes>(&getContext());
   GreedyRewriteConfig config;
   config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
   if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),

@@ -1,5 +1,4 @@
-//===- masked_softmax.cc - Attention's scaled, masked softmax
-//---------------===//
+//===- masked_softmax.cc - Attention's scaled, masked softmax ---------------===//
 //
 // y = softmax(mask ? scale * x : -inf) per row, and its gradient. The
 // mask is a compile-time constant shared by every batch entry and head (a

@@ -65,3 +65,50 @@ func.func @retag(%q: tensor<2x8x4x16xf32>, %k: tensor<2x4x16x8xf32>, %g: tensor<
   %dqt = pd.transpose %dq {pd.grad_of = 1 : i64, perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
   return %s, %dqt, %dq : tensor<2x4x8x8xf32>, tensor<2x8x4x16xf32>, tensor<2x4x8x16xf32>
 }
+
+// -----
+
+// torch's dynamo export transposes K^T as [B H, T, D]: a reshape merging
+// batch and heads, a 3-D transpose, a reshape splitting them again. That
+// is the 4-D transpose (0, 1, 3, 2), which composes with the head
+// transpose before it and folds into the GEMM; so does the backward's
+// transpose of a product between such reshapes (computed as the swapped
+// product, whose result needs no perm then). A
+// transpose that moves the merged dim, or reshapes that do not split it
+// back, stay.
+// CHECK-LABEL: func.func @dynamo_key
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x8x16xf32>, %[[K:.*]]: tensor<2x8x4x16xf32>, %[[D:.*]]: tensor<2x4x8x8xf32>, %[[X:.*]]: tensor<2x4x8x16xf32>)
+// CHECK-NEXT: %[[S:.*]] = pd.batch_matmul %[[Q]], %[[K]] {rhs_perm = array<i64: 0, 2, 3, 1>}
+// CHECK-NEXT: %[[G:.*]] = pd.batch_matmul %[[Q]], %[[D]] {transpose_lhs} :
+// CHECK-NEXT: %[[M:.*]] = pd.reshape %[[X]] : tensor<2x4x8x16xf32> -> tensor<8x8x16xf32>
+// CHECK-NEXT: %[[T:.*]] = pd.transpose %[[M]] {perm = array<i64: 1, 0, 2>}
+// CHECK-NEXT: %[[B:.*]] = pd.reshape %[[T]] : tensor<8x8x16xf32> -> tensor<8x2x4x16xf32>
+// CHECK-NEXT: return %[[S]], %[[G]], %[[B]]
+func.func @dynamo_key(%q: tensor<2x4x8x16xf32>, %k: tensor<2x8x4x16xf32>, %d: tensor<2x4x8x8xf32>, %x: tensor<2x4x8x16xf32>) -> (tensor<2x4x8x8xf32>, tensor<2x4x16x8xf32>, tensor<8x2x4x16xf32>) {
+  %kh = pd.transpose %k {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k3 = pd.reshape %kh : tensor<2x4x8x16xf32> -> tensor<8x8x16xf32>
+  %kt3 = pd.transpose %k3 {perm = array<i64: 0, 2, 1>} : tensor<8x8x16xf32> -> tensor<8x16x8xf32>
+  %kt = pd.reshape %kt3 : tensor<8x16x8xf32> -> tensor<2x4x16x8xf32>
+  %s = pd.batch_matmul %q, %kt : tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x8x8xf32>
+  %g = pd.batch_matmul %d, %q {transpose_lhs} : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  %g3 = pd.reshape %g : tensor<2x4x8x16xf32> -> tensor<8x8x16xf32>
+  %gt3 = pd.transpose %g3 {perm = array<i64: 0, 2, 1>} : tensor<8x8x16xf32> -> tensor<8x16x8xf32>
+  %gt = pd.reshape %gt3 : tensor<8x16x8xf32> -> tensor<2x4x16x8xf32>
+  %x3 = pd.reshape %x : tensor<2x4x8x16xf32> -> tensor<8x8x16xf32>
+  %xt3 = pd.transpose %x3 {perm = array<i64: 1, 0, 2>} : tensor<8x8x16xf32> -> tensor<8x8x16xf32>
+  %xt = pd.reshape %xt3 : tensor<8x8x16xf32> -> tensor<8x2x4x16xf32>
+  return %s, %gt, %xt : tensor<2x4x8x8xf32>, tensor<2x4x16x8xf32>, tensor<8x2x4x16xf32>
+}
+
+// -----
+
+// A transpose of a product that already has a result_perm composes with
+// it: here back to the GEMM's own layout (no perm).
+// CHECK-LABEL: func.func @composed_result
+// CHECK-NEXT: %[[P:.*]] = pd.batch_matmul %arg0, %arg1 : tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x8x8xf32>
+// CHECK-NEXT: return %[[P]]
+func.func @composed_result(%a: tensor<2x4x8x16xf32>, %b: tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32> {
+  %m = pd.batch_matmul %a, %b {result_perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32> -> tensor<2x8x4x8xf32>
+  %t = pd.transpose %m {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x8xf32> -> tensor<2x4x8x8xf32>
+  return %t : tensor<2x4x8x8xf32>
+}

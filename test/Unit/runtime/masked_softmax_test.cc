@@ -1,5 +1,4 @@
-//===- masked_softmax_test.cc - pdrt_masked_softmax against double
-//----------===//
+//===- masked_softmax_test.cc - pdrt_masked_softmax against double ----------===//
 //
 // The fused attention softmax against a double-precision reference of
 // softmax(mask ? scale x : -inf): a causal (prefix) mask, an arbitrary
