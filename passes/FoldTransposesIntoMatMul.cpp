@@ -30,6 +30,7 @@
 #include "passes/GradTags.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::pd {
@@ -144,10 +145,9 @@ struct TransposeBetweenLeadingReshapes : public OpRewritePattern<ReshapeOp> {
 
 /// A perm attribute, none for the identity.
 DenseI64ArrayAttr permAttr(PatternRewriter &rewriter, ArrayRef<int64_t> perm) {
-  for (size_t i = 0; i < perm.size(); ++i)
-    if (perm[i] != (int64_t)i)
-      return rewriter.getDenseI64ArrayAttr(perm);
-  return nullptr;
+  if (isIdentityPermutation(perm))
+    return nullptr;
+  return rewriter.getDenseI64ArrayAttr(perm);
 }
 
 /// Folds a transpose of the result into result_perm (composed with one the

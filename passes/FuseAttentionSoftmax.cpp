@@ -300,8 +300,8 @@ std::optional<MatchedMask> matchMask(Value t, RankedTensorType type,
         return MatchedMask{scores, rows, std::nullopt};
       continue;
     }
-    // Where(cond, 0, fill) of a mask of the step (torch's export of a
-    // boolean attn_mask), read by this add alone.
+    // Where(cond, 0, fill), cond constant or of the step (torch's export of
+    // a boolean attn_mask), read by this add alone.
     auto where = additive.getDefiningOp<WhereOp>();
     if (!where || !where->hasOneUse() ||
         where.getType() !=
@@ -310,7 +310,7 @@ std::optional<MatchedMask> matchMask(Value t, RankedTensorType type,
     for (bool zeroIsLhs : {true, false}) {
       Value zero = zeroIsLhs ? where.getLhs() : where.getRhs();
       Value fill = zeroIsLhs ? where.getRhs() : where.getLhs();
-      if (scalarF32Constant(zero) != 0.0f || constantOf(where.getCond()))
+      if (scalarF32Constant(zero) != 0.0f)
         continue;
       if (auto mask = maskOfCond(where.getCond(), zeroIsLhs, fill, scores, type,
                                  guarded))

@@ -107,11 +107,11 @@ void scaledSoftmaxMasked(const float *x, const uint8_t *mask, float *y,
     emptyRow(y, dim, uniformEmpty);
 }
 
-/// Which mask row each row of x reads: the mask is `groups` blocks of
-/// `rows` rows; x's rows split into `groups` runs of `perGroup`, run g
-/// reading block g, and within a run row r reads block row r % rows.
+/// Which mask row each row of x reads: the mask is blocks of `rows` rows;
+/// x's rows split into runs of `perGroup`, run g reading block g, and
+/// within a run row r reads block row r % rows.
 struct MaskRows {
-  int64_t rows = 1, groups = 1, perGroup = 1;
+  int64_t rows = 1, perGroup = 1;
   int64_t of(int64_t r) const { return r / perGroup * rows + r % rows; }
 };
 
@@ -262,7 +262,7 @@ extern "C" void pdrt_masked_softmax(pdrt_ctx *ctx, const float *x,
                               std::to_string(mask_rows) + " mask rows");
       return;
     }
-    call.maskRows = {mask_rows, mask_groups, rows / mask_groups};
+    call.maskRows = {mask_rows, rows / mask_groups};
     // Each mask row's kept prefix, once for all the rows that share it.
     call.prefix.resize(mask_rows * mask_groups);
     for (int64_t m = 0; m < (int64_t)call.prefix.size(); ++m)

@@ -21,6 +21,12 @@
 
 namespace {
 
+/// d silu(x) / dx from x and s = sigmoid(x): the one form of the SiLU
+/// gradient (pd.unary_grad silu, pd.swiglu_grad's gate).
+inline float siluDerivative(float x, float s) {
+  return s * (1.0f + x * (1.0f - s));
+}
+
 /// f(x) of pdrt_unary.
 inline float unaryApply(int kind, float alpha, float x) {
   switch (kind) {
@@ -59,7 +65,7 @@ inline float unaryDerivative(int kind, float alpha, float x, float y) {
   case PDRT_SIN: return std::cos(x);
   case PDRT_SILU: {
     const float s = 1.0f / (1.0f + std::exp(-x));
-    return s * (1.0f + x * (1.0f - s));
+    return siluDerivative(x, s);
   }
   default: // PDRT_POW
     if (alpha == 2.0f) return 2.0f * x;
@@ -151,7 +157,7 @@ extern "C" void pdrt_swiglu_grad(pdrt_ctx *ctx, const float *dy,
       const float ei = e[i - at], s = 1.0f / (1.0f + ei), d = dy[i];
       const float g = gate[i];
       dup[i] = d * (g / (1.0f + ei));
-      dgate[i] = d * up[i] * (s * (1.0f + g * (1.0f - s)));
+      dgate[i] = d * up[i] * siluDerivative(g, s);
     }
   });
 }
@@ -166,7 +172,7 @@ extern "C" void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
     overNegExpChunks(x, n, [&](int64_t at, int64_t c, const float *e) {
       for (int64_t i = at; i < at + c; ++i) {
         const float s = 1.0f / (1.0f + e[i - at]);
-        dx[i] = dy[i] * (s * (1.0f + x[i] * (1.0f - s)));
+        dx[i] = dy[i] * siluDerivative(x[i], s);
       }
     });
     return;

@@ -291,3 +291,20 @@ func.func @dynamo_padding(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x8x4xf32>, %m: 
   %u = pd.softmax %t2 {axis = 3 : i64} : tensor<2x3x4x4xf32>
   return %y, %u : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
 }
+
+// -----
+
+// An additive Where(cond, 0, fill) whose cond is a constant reads as the
+// constant mask it is (the same rule as a constant additive mask).
+// CHECK-LABEL: func.func @additive_where_constant
+// CHECK-NEXT: %[[K:.*]] = pd.constant dense<{{\[}}[true, false], [true, true]]> : tensor<2x2xi1>
+// CHECK-NEXT: pd.masked_softmax %arg0, %[[K]] : tensor<3x2x2xf32>, tensor<2x2xi1>
+func.func @additive_where_constant(%s: tensor<3x2x2xf32>) -> tensor<3x2x2xf32> {
+  %c = pd.constant dense<[[true, false], [true, true]]> : tensor<2x2xi1>
+  %zero = pd.constant dense<0.000000e+00> : tensor<f32>
+  %min = pd.constant dense<-3.40282347E+38> : tensor<f32>
+  %m = pd.where %c, %zero, %min : tensor<2x2xi1>, tensor<f32>, tensor<f32> -> tensor<2x2xf32>
+  %t = pd.add %s, %m : tensor<3x2x2xf32>, tensor<2x2xf32> -> tensor<3x2x2xf32>
+  %p = pd.softmax %t {axis = 2 : i64} : tensor<3x2x2xf32>
+  return %p : tensor<3x2x2xf32>
+}
