@@ -1,5 +1,4 @@
-//===- FuseAttentionSoftmax.cpp - Scale + mask + softmax as one op -*- C++
-//-*-===//
+//===- FuseAttentionSoftmax.cpp - Scale + mask + softmax as one op -*- C++ -*-===//
 //
 // pd-fuse-attention-softmax: attention exports spell its softmax as
 //
