@@ -177,7 +177,8 @@ static void populateReductions(RuntimePatterns &patterns) {
   });
 }
 
-/// Unary math, SwiGLU, GELU and dropout, with their gradients.
+/// Unary math, SwiGLU, rotary embedding, GELU and dropout, with their
+/// gradients.
 static void populateElementwise(RuntimePatterns &patterns) {
   patterns.add<NegOp, SqrtOp, ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp,
                ReciprocalOp, CosOp, SinOp, SiluOp>([](auto u,
@@ -224,6 +225,17 @@ static void populateElementwise(RuntimePatterns &patterns) {
            {b.ctx(), b.address(g.getGrad()), b.address(g.getGate()),
             b.address(g.getUp()), b.address(g.getGateGrad()),
             b.address(g.getUpGrad()), b.i64(numel(g.getGrad()))});
+    return success();
+  });
+  patterns.add<RotaryOp>([](RotaryOp r, RuntimeCallBuilder &b) {
+    auto shape = shapeOf(r);
+    auto [tableRows, repeat] =
+        *RotaryOp::tableLayout(shape, shapeOf(r.getCos()));
+    b.call(RuntimeFn::pdrt_rotary,
+           {b.ctx(), b.address(r.getInput()), b.address(r.getCos()),
+            b.address(r.getSin()), b.address(r), b.i64(numel(r) / shape.back()),
+            b.i64(shape.back()), b.i64(tableRows), b.i64(repeat),
+            b.i32(r.getAdjoint() ? 1 : 0)});
     return success();
   });
   patterns.add<GeluOp>([](GeluOp g, RuntimeCallBuilder &b) {

@@ -166,6 +166,37 @@ def FuseAttentionSoftmaxPass : Pass<"pd-fuse-attention-softmax", "::mlir::Module
   }];
 }
 
+def FuseRotaryEmbeddingPass : Pass<"pd-fuse-rotary-embedding", "::mlir::ModuleOp"> {
+  let summary = "Fuses the rotary position embedding (RoPE) into pd.rotary.";
+  let description = [{
+    x * cos + rotate_half(x) * sin with rotate_half(x) = concat(-x[h:],
+    x[:h]) along the last axis (Hugging Face's apply_rotary_pos_emb: two
+    slices, a neg, a concat, two multiplies and an add, each read only
+    there) becomes one pd.rotary when the tables broadcast to x as one run
+    of dims: one kernel forward and one backward (the adjoint rotation)
+    instead of six and their gradients. A transpose read only by the
+    rotation (the heads' [B, T, H, D] -> [B, H, T, D]) moves behind it
+    when the tables reshape to the layout before it, so that
+    pd-fold-transposes-into-matmul can fold it into the attention's GEMM.
+    Runs before pd-autodiff.
+
+    Before:
+    ```mlir
+    %lo = pd.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+    %hi = pd.slice %x {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+    %n = pd.neg %hi : tensor<2x4x8x8xf32>
+    %r = pd.concat %n, %lo {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+    %a = pd.mul %x, %cos : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>
+    %b = pd.mul %r, %sin : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>
+    %y = pd.add %a, %b : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+    ```
+    After:
+    ```mlir
+    %y = pd.rotary %x, %cos, %sin : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32>
+    ```
+  }];
+}
+
 def SplitMatMulRowsPass : Pass<"pd-split-matmul-rows", "::mlir::ModuleOp"> {
   let summary = "Splits 2-D matmuls by rows so that a pipeline cut can fall inside one.";
   let description = [{

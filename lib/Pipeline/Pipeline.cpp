@@ -20,6 +20,9 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm,
   pm.addPass(createFuseDecomposedOpsPass());
   // Attention's scale, causal mask and softmax: one kernel each way.
   pm.addPass(createFuseAttentionSoftmaxPass());
+  // The rotary position embedding: one kernel each way, and the heads'
+  // transpose before it moved where it folds into the attention's GEMM.
+  pm.addPass(createFuseRotaryEmbeddingPass());
   // Linear layers' biases into their matmuls' epilogues.
   pm.addPass(createFuseMatMulBiasPass());
   // Residual adds into the layer norms that read their sums.

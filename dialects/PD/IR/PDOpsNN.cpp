@@ -329,6 +329,89 @@ int64_t SwigluOp::getFlops() { return 15 * numElements(getResult()); }
 int64_t SwigluGradOp::getFlops() { return 20 * numElements(getGrad()); }
 
 //===----------------------------------------------------------------------===//
+// RotaryOp: y = x c + R(x) s, R(x) = concat(-x[h:], x[:h]), a linear map of
+//   x whose transpose is x c + R^T(x s), R^T(z) = concat(z[h:], -z[:h]):
+//   dx = the adjoint op on dy (and back), dc = sum_to(dy x),
+//   ds = sum_to(dy R(x)), or sum_to(R(dy) x) for the adjoint
+//===----------------------------------------------------------------------===//
+
+std::optional<std::pair<int64_t, int64_t>>
+RotaryOp::tableLayout(ArrayRef<int64_t> x, ArrayRef<int64_t> table) {
+  int64_t rank = x.size(), offset = rank - static_cast<int64_t>(table.size());
+  if (rank < 1 || offset < 0 || table.back() != x.back() || x.back() % 2)
+    return std::nullopt;
+  // Leading dims: a run of x's dims the table has whole (units of x may
+  // sit inside it), broadcast (size 1 in the table) everywhere else.
+  int64_t last = -1, rows = 1;
+  bool broadcastAfterRun = false;
+  for (int64_t d = 0; d + 1 < rank; ++d) {
+    int64_t t = d < offset ? 1 : table[d - offset];
+    if (t != 1 && t != x[d])
+      return std::nullopt;
+    if (x[d] == 1)
+      continue;
+    if (t == 1) {
+      broadcastAfterRun |= last >= 0;
+      continue;
+    }
+    if (broadcastAfterRun)
+      return std::nullopt;
+    last = d;
+    rows *= t;
+  }
+  int64_t repeat = 1;
+  for (int64_t d = last + 1; last >= 0 && d + 1 < rank; ++d)
+    repeat *= x[d];
+  return std::make_pair(rows, repeat);
+}
+
+LogicalResult RotaryOp::verify() {
+  auto x = cast<RankedTensorType>(getType()).getShape();
+  auto table = cast<RankedTensorType>(getCos().getType()).getShape();
+  if (!tableLayout(x, table))
+    return emitOpError("cos and sin ")
+           << shapeStr(table) << " must broadcast to the input " << shapeStr(x)
+           << " as one run of dims, with the last (even) axis whole";
+  return success();
+}
+
+/// rotate_half(z) = concat(-z[h:], z[:h]) along the last axis, in ops.
+static Value rotateHalf(OpBuilder &b, Location loc, Value z) {
+  auto type = cast<RankedTensorType>(z.getType());
+  int64_t rank = type.getRank(), h = type.getShape().back() / 2;
+  SmallVector<int64_t> halfShape(type.getShape()), starts(rank, 0),
+      steps(rank, 1);
+  halfShape.back() = h;
+  auto half = RankedTensorType::get(halfShape, type.getElementType());
+  Value low = b.create<SliceOp>(loc, half, z, b.getDenseI64ArrayAttr(starts),
+                                b.getDenseI64ArrayAttr(steps));
+  starts.back() = h;
+  Value high = b.create<SliceOp>(loc, half, z, b.getDenseI64ArrayAttr(starts),
+                                 b.getDenseI64ArrayAttr(steps));
+  Value negHigh = b.create<NegOp>(loc, half, high);
+  return b.create<ConcatOp>(loc, type, ValueRange{negHigh, low},
+                            b.getI64IntegerAttr(rank - 1));
+}
+
+LogicalResult RotaryOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  Location loc = getLoc();
+  Value dy = resultGrads[0], x = getInput();
+  Type type = getType(), table = getCos().getType();
+  operandGrads.push_back(
+      b.create<RotaryOp>(loc, type, dy, getCos(), getSin(), !getAdjoint()));
+  operandGrads.push_back(
+      sumTo(b, loc, b.create<MulOp>(loc, type, dy, x), table));
+  Value sinGrad = getAdjoint()
+                      ? b.create<MulOp>(loc, type, rotateHalf(b, loc, dy), x)
+                      : b.create<MulOp>(loc, type, dy, rotateHalf(b, loc, x));
+  operandGrads.push_back(sumTo(b, loc, sinGrad, table));
+  return success();
+}
+
+int64_t RotaryOp::getFlops() { return 3 * numElements(getResult()); }
+
+//===----------------------------------------------------------------------===//
 // DropoutOp: y = x * keep / (1 - p)    dx = dy * keep / (1 - p), the same op
 // on dy with the same rng_id (the mask is regenerated, never stashed)
 //===----------------------------------------------------------------------===//

@@ -261,3 +261,30 @@ func.func @add_layer_norm_rhs_bias_axis(%a: tensor<2x4xf32>, %g: tensor<2x4xf32>
   %s, %y = pd.add_layer_norm %a, %a, %g, %g, %c {axis = 0 : i64, epsilon = 1.0e-5 : f32} : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>, tensor<2x4xf32>
   return
 }
+
+// -----
+
+// Tests that pd.rotary's tables broadcast to the input as one run of dims.
+func.func @rotary_table_not_a_run(%x: tensor<2x4x8x16xf32>, %c: tensor<2x1x8x16xf32>) {
+  // expected-error @+1 {{'pd.rotary' op cos and sin [2,1,8,16] must broadcast to the input [2,4,8,16] as one run of dims, with the last (even) axis whole}}
+  %0 = pd.rotary %x, %c, %c : tensor<2x4x8x16xf32>, tensor<2x1x8x16xf32>
+  return
+}
+
+// -----
+
+// Tests that pd.rotary rotates an even last axis, whole in the tables.
+func.func @rotary_odd_axis(%x: tensor<2x8x15xf32>, %c: tensor<8x15xf32>) {
+  // expected-error @+1 {{'pd.rotary' op cos and sin [8,15] must broadcast to the input [2,8,15] as one run of dims, with the last (even) axis whole}}
+  %0 = pd.rotary %x, %c, %c : tensor<2x8x15xf32>, tensor<8x15xf32>
+  return
+}
+
+// -----
+
+// Tests that pd.rotary's cos and sin are of one type.
+func.func @rotary_table_types(%x: tensor<2x8x16xf32>, %c: tensor<8x16xf32>, %s: tensor<1x16xf32>) {
+  // expected-error @+1 {{'pd.rotary' op failed to verify that all of {cos, sin} have same type}}
+  %0 = "pd.rotary"(%x, %c, %s) : (tensor<2x8x16xf32>, tensor<8x16xf32>, tensor<1x16xf32>) -> tensor<2x8x16xf32>
+  return
+}

@@ -143,3 +143,15 @@ func.func @decoder_ops(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
   %dx, %dg = pd.rms_norm_grad %n, %x, %g {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>
   return
 }
+
+// Tests that pd.rotary round-trips, plain and adjoint, with tables of the
+// heads-first and the tokens-first layout.
+
+// CHECK-LABEL: func.func @rotary
+func.func @rotary(%x: tensor<2x4x8x16xf32>, %c: tensor<1x1x8x16xf32>, %s: tensor<1x1x8x16xf32>, %t: tensor<2x8x4x16xf32>, %c2: tensor<1x8x1x16xf32>) {
+  // CHECK: pd.rotary %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32>
+  %y = pd.rotary %x, %c, %s : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32>
+  // CHECK: pd.rotary %{{.+}}, %{{.+}}, %{{.+}} {adjoint} : tensor<2x8x4x16xf32>, tensor<1x8x1x16xf32>
+  %z = pd.rotary %t, %c2, %c2 {adjoint} : tensor<2x8x4x16xf32>, tensor<1x8x1x16xf32>
+  return
+}

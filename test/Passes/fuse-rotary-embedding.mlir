@@ -1,0 +1,121 @@
+// RUN: pd-opt %s --pd-fuse-rotary-embedding --split-input-file | FileCheck %s
+
+// Llama's query: projected as [B, T, H, D], transposed to [B, H, T, D],
+// rotated with [1, 1, T, D] tables. One pd.rotary, on the tokens-first
+// layout with the tables reshaped to [1, T, 1, D], and the transpose
+// behind it (where pd-fold-transposes-into-matmul folds it into the GEMM).
+// CHECK-LABEL: func.func @llama_query
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x8x4x16xf32>, %[[C:.*]]: tensor<1x1x8x16xf32>, %[[S:.*]]: tensor<1x1x8x16xf32>)
+// CHECK-DAG: %[[C2:.*]] = pd.reshape %[[C]] : tensor<1x1x8x16xf32> -> tensor<1x8x1x16xf32>
+// CHECK-DAG: %[[S2:.*]] = pd.reshape %[[S]] : tensor<1x1x8x16xf32> -> tensor<1x8x1x16xf32>
+// CHECK: %[[R:.*]] = pd.rotary %[[Q]], %[[C2]], %[[S2]] : tensor<2x8x4x16xf32>, tensor<1x8x1x16xf32>
+// CHECK-NEXT: %[[T:.*]] = pd.transpose %[[R]] {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+// CHECK-NEXT: return %[[T]]
+// CHECK-NOT: pd.slice
+func.func @llama_query(%q: tensor<2x8x4x16xf32>, %cos: tensor<1x1x8x16xf32>, %sin: tensor<1x1x8x16xf32>) -> tensor<2x4x8x16xf32> {
+  %x = pd.transpose %q {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %lo = pd.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %hi = pd.slice %x {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %n = pd.neg %hi : tensor<2x4x8x8xf32>
+  %r = pd.concat %n, %lo {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+  %a = pd.mul %x, %cos : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>
+  %b = pd.mul %r, %sin : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>
+  %y = pd.add %a, %b : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  return %y : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// Every operand order of the multiplies and the add; tables of rank 2 (a
+// [T, D] table over [B, T, D]) and computed in the step.
+// CHECK-LABEL: func.func @operand_orders
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8x16xf32>, %[[P:.*]]: tensor<8x16xf32>)
+// CHECK: %[[C:.*]] = pd.cos %[[P]]
+// CHECK: %[[S:.*]] = pd.sin %[[P]]
+// CHECK: %[[Y:.*]] = pd.rotary %[[X]], %[[C]], %[[S]] : tensor<2x8x16xf32>, tensor<8x16xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @operand_orders(%x: tensor<2x8x16xf32>, %p: tensor<8x16xf32>) -> tensor<2x8x16xf32> {
+  %cos = pd.cos %p : tensor<8x16xf32>
+  %sin = pd.sin %p : tensor<8x16xf32>
+  %hi = pd.slice %x {starts = array<i64: 0, 0, 8>, steps = array<i64: 1, 1, 1>} : tensor<2x8x16xf32> -> tensor<2x8x8xf32>
+  %lo = pd.slice %x {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<2x8x16xf32> -> tensor<2x8x8xf32>
+  %n = pd.neg %hi : tensor<2x8x8xf32>
+  %r = pd.concat %n, %lo {axis = 2 : i64} : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x16xf32>
+  %b = pd.mul %sin, %r : tensor<8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x16xf32>
+  %a = pd.mul %cos, %x : tensor<8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x16xf32>
+  %y = pd.add %b, %a : tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x16xf32>
+  return %y : tensor<2x8x16xf32>
+}
+
+// -----
+
+// A transpose stays in front when the tables do not reshape to the layout
+// before it ([1, H, T, D] is no reshape of [1, T, H, D]), or when it is
+// read elsewhere too.
+// CHECK-LABEL: func.func @transpose_stays
+// CHECK: %[[X:.*]] = pd.transpose
+// CHECK: pd.rotary %[[X]]
+// CHECK: %[[X2:.*]] = pd.transpose
+// CHECK: pd.rotary %[[X2]]
+func.func @transpose_stays(%q: tensor<2x8x4x16xf32>, %cos: tensor<1x4x8x16xf32>, %c2: tensor<1x1x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) {
+  %x = pd.transpose %q {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %lo = pd.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %hi = pd.slice %x {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %n = pd.neg %hi : tensor<2x4x8x8xf32>
+  %r = pd.concat %n, %lo {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+  %a = pd.mul %x, %cos : tensor<2x4x8x16xf32>, tensor<1x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  %b = pd.mul %r, %cos : tensor<2x4x8x16xf32>, tensor<1x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  %y = pd.add %a, %b : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  %x2 = pd.transpose %q {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %lo2 = pd.slice %x2 {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %hi2 = pd.slice %x2 {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %n2 = pd.neg %hi2 : tensor<2x4x8x8xf32>
+  %r2 = pd.concat %n2, %lo2 {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+  %a2 = pd.mul %x2, %c2 : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>
+  %b2 = pd.mul %r2, %c2 : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>
+  %y2 = pd.add %a2, %b2 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  return %y, %y2, %x2 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// Left alone: the halves swapped (concat(x[:h], -x[h:])), a slice that is
+// not a half, the rotated half read elsewhere, and tables that do not
+// broadcast as one run ([B, 1, T, D] over [B, H, T, D]).
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: pd.rotary
+// CHECK: return
+func.func @left_alone(%x: tensor<2x4x8x16xf32>, %cos: tensor<1x1x8x16xf32>, %bad: tensor<2x1x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) {
+  %lo = pd.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %hi = pd.slice %x {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %n = pd.neg %hi : tensor<2x4x8x8xf32>
+  %r = pd.concat %lo, %n {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+  %a = pd.mul %x, %cos : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>
+  %b = pd.mul %r, %cos : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>
+  %y = pd.add %a, %b : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+
+  %lo2 = pd.slice %x {starts = array<i64: 0, 0, 0, 1>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %hi2 = pd.slice %x {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %n2 = pd.neg %hi2 : tensor<2x4x8x8xf32>
+  %r2 = pd.concat %n2, %lo2 {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+  %a2 = pd.mul %x, %cos : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>
+  %b2 = pd.mul %r2, %cos : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>
+  %y2 = pd.add %a2, %b2 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+
+  %lo3 = pd.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %hi3 = pd.slice %x {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %n3 = pd.neg %hi3 : tensor<2x4x8x8xf32>
+  %r3 = pd.concat %n3, %lo3 {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+  %a3 = pd.mul %x, %cos : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>
+  %b3 = pd.mul %r3, %cos : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>
+  %y3 = pd.add %a3, %b3 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+
+  %lo4 = pd.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %hi4 = pd.slice %x {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %n4 = pd.neg %hi4 : tensor<2x4x8x8xf32>
+  %r4 = pd.concat %n4, %lo4 {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+  %a4 = pd.mul %x, %bad : tensor<2x4x8x16xf32>, tensor<2x1x8x16xf32> -> tensor<2x4x8x16xf32>
+  %b4 = pd.mul %r4, %bad : tensor<2x4x8x16xf32>, tensor<2x1x8x16xf32> -> tensor<2x4x8x16xf32>
+  %y4 = pd.add %a4, %b4 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  return %y, %y2, %y3, %r3, %y4 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+}
