@@ -140,23 +140,6 @@ template <bool ApproxTanh, typename V> PDRT_GELU_INLINE V geluGradOf(V x) {
   return fmadd(mul(splat(x, kInvSqrt2Pi), x), g, cdf);
 }
 
-/// Calls `body(i, loadAt, storeAt)` for every vector of [0, n): whole
-/// vectors with plain loads and stores, the last partial one with masked
-/// ones (zeros loaded past n, nothing stored there).
-template <typename V, typename Body>
-PDRT_GELU_INLINE void overVectors(int64_t n, Body body) {
-  constexpr int64_t w = kLanes<V>;
-  int64_t i = 0;
-  for (; i + w <= n; i += w)
-    body(i, [](const float *p) { return load(V(), p); },
-         [](float *p, V v) { store(p, v); });
-  if (i < n) {
-    auto mask = firstLanes(V(), n - i);
-    body(i, [mask](const float *p) { return loadLanes(p, mask); },
-         [mask](float *p, V v) { storeLanes(p, mask, v); });
-  }
-}
-
 /// y = GELU(x + bias) (bias null: GELU(x)).
 template <typename V, bool ApproxTanh>
 void forward(const float *x, const float *bias, float *y, int64_t n) {

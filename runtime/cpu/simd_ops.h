@@ -1,13 +1,15 @@
 //===- simd_ops.h - One set of vector operations on 8 and 16 floats -*- C++ -*-===//
 //
 // The kernels written once as templates over the vector type (vexp.h's
-// exp, gelu_lanes.h's GELU) spell their arithmetic with these overloads:
-// the same name for __m256 (AVX2 + FMA) and __m512 (AVX-512F, where the
-// including file is built for it). Every arithmetic operation rounds once
-// (a multiply-add is one fused operation, a division is IEEE division) and
-// a comparison gives the same lanes on both widths, so one template gives
-// the same bits on both ISAs. Masks are the comparison results each ISA
-// has: a vector of all-ones lanes on AVX2, a __mmask16 on AVX-512.
+// exp, gelu_lanes.h's GELU, silu_lanes.h's SiLU) spell their arithmetic
+// with these overloads: the same name for __m256 (AVX2 + FMA) and __m512
+// (AVX-512F, where the including file is built for it). Every arithmetic
+// operation rounds once (a multiply-add is one fused operation, a division
+// is IEEE division) and a comparison gives the same lanes on both widths,
+// so one template gives the same bits on both ISAs. Masks are the
+// comparison results each ISA has: a vector of all-ones lanes on AVX2, a
+// __mmask16 on AVX-512. overVectors runs such a kernel over an array, its
+// last partial vector through masked loads and stores.
 //
 // Every function here is forced inline: files built for AVX-512 and files
 // built for AVX2 include this header, and an out-of-line copy the linker
@@ -157,6 +159,26 @@ PDRT_SIMD_INLINE void storeLanes(float *p, __mmask16 mask, __m512 v) {
   _mm512_mask_storeu_ps(p, mask, v);
 }
 #endif
+
+// --- Loops ----------------------------------------------------------------
+
+/// Calls `body(i, loadAt, storeAt)` for every vector of V over [0, n):
+/// whole vectors with plain loads and stores, the last partial one with
+/// masked ones (zeros loaded past n, nothing stored there), so every
+/// element goes through the same vector code wherever a call starts.
+template <typename V, typename Body>
+PDRT_SIMD_INLINE void overVectors(int64_t n, Body body) {
+  constexpr int64_t w = kLanes<V>;
+  int64_t i = 0;
+  for (; i + w <= n; i += w)
+    body(i, [](const float *p) { return load(V(), p); },
+         [](float *p, V v) { store(p, v); });
+  if (i < n) {
+    auto mask = firstLanes(V(), n - i);
+    body(i, [mask](const float *p) { return loadLanes(p, mask); },
+         [mask](float *p, V v) { storeLanes(p, mask, v); });
+  }
+}
 
 } // namespace pdrt::simd
 
