@@ -2,29 +2,46 @@
 // bench/hf_vs_torch.py's Llama (hidden 256, MLP 1024, 8 x 128 tokens),
 // single thread, warm caches, ns per element:
 //   silu           SiLU and its gradient over the MLP's gate (1024 x 1024):
-//     pdrt fused     pdrt_unary / pdrt_unary_grad PDRT_SILU (pd.silu)
+//     pdrt fused     pdrt_unary / pdrt_unary_grad PDRT_SILU (pd.silu), in
+//                    registers (silu_lanes.h)
+//     pdrt staged    the same formulas as pdrt's kernels staged them
+//                    until 2026-11-27 (copied below): -x a chunk at a time
+//                    into an L1 buffer, vmath::exp over it, then a loop
+//                    of divisions
 //     pdrt unfused   what the exported x * Sigmoid(x) ran before
 //                    pd-fuse-decomposed-ops made it pd.silu: sigmoid, mul;
 //                    backward mul, sigmoid's gradient, dy s + that
 //     onednn         oneDNN's eltwise_swish (alpha 1), forward_training and
 //                    backward from the source
 //   swiglu         the gated MLP's silu(gate) * up and its gradient:
-//     pdrt fused     pdrt_swiglu / pdrt_swiglu_grad (pd.swiglu)
+//     pdrt fused     pdrt_swiglu / pdrt_swiglu_grad (pd.swiglu), in
+//                    registers (silu_lanes.h)
+//     pdrt staged    the same, staged as silu's "pdrt staged"
 //     pdrt silu, mul pd.silu and pd.mul, as before the gate was fused;
 //                    backward the two products' gradients (dy up, dy h)
 //                    and pd.silu's (the unary gradient)
+//     onednn         eltwise_swish into h and binary_mul by up;
+//                    backward swish again into h, binary_mul dy h (dup)
+//                    and dy up, eltwise_swish backward from the gate
 //   rms_norm       RMS norm and its gradient over 1024 rows of 256:
 //     pdrt           pdrt_rms_norm / pdrt_rms_norm_grad (row sums in
 //                    vmath::dot's lanes)
 //     scalar         the same formulas with the sums in index order, one
 //                    double chain (pdrt's kernels before 2026-11-27)
 // Build and run: bench/kernels/run.sh llama_mlp
+// On a 2-core AMD EPYC Zen 3 (AVX2 + FMA, 2026-11-27, eleven runs on a
+// shared host), forward / backward: silu: pdrt fused 0.68-0.85 /
+// 0.82-1.05, pdrt staged 0.84-1.45 / 1.07-1.58, onednn 0.72-1.12 /
+// 1.01-1.63; swiglu: pdrt fused 0.74-1.00 / 1.22-1.47, pdrt staged
+// 1.06-1.43 / 1.43-2.15, onednn 1.50-1.86 / 3.28-4.50.
 #include <dnnl.hpp>
 
 #include "bench_timing.h"
+#include "cpu/vmath.h"
 #include "pdrt/pdrt.h"
 #include "pdrt/pdrt_numerics.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 
@@ -44,6 +61,66 @@ Floats normal(int64_t n, unsigned seed) {
 void report(const char *name, double fwd, double bwd, int64_t n) {
   std::printf("%-14s %10.3f %10.3f\n", name, fwd / n * 1e9, bwd / n * 1e9);
 }
+
+// --- pdrt's logistic kernels as they were staged (the "pdrt staged" rows),
+// optimised as the runtime builds nn.cc (-O3: at run.sh's -O2 GCC leaves
+// the negation and division loops scalar, up to twice as slow).
+#pragma GCC push_options
+#pragma GCC optimize("O3")
+
+/// f(at, c, e) over x[0, n) a chunk at a time: elements [at, at + c),
+/// e[i] = exp(-x[at + i]) in an L1 buffer.
+template <typename F> void overNegExpChunks(const float *x, int64_t n, F f) {
+  float e[pdrt::vmath::kChunk];
+  for (int64_t at = 0; at < n; at += pdrt::vmath::kChunk) {
+    const int64_t c = std::min(pdrt::vmath::kChunk, n - at);
+    for (int64_t i = 0; i < c; ++i)
+      e[i] = -x[at + i];
+    pdrt::vmath::exp(e, e, c);
+    f(at, c, static_cast<const float *>(e));
+  }
+}
+
+inline float stagedSiluDerivative(float x, float s) {
+  return s * (1.0f + x * (1.0f - s));
+}
+
+void stagedSilu(const float *x, float *y, int64_t n) {
+  overNegExpChunks(x, n, [&](int64_t at, int64_t c, const float *e) {
+    for (int64_t i = 0; i < c; ++i)
+      y[at + i] = x[at + i] / (1.0f + e[i]);
+  });
+}
+
+void stagedSiluGrad(const float *dy, const float *x, float *dx, int64_t n) {
+  overNegExpChunks(x, n, [&](int64_t at, int64_t c, const float *e) {
+    for (int64_t i = at; i < at + c; ++i) {
+      const float s = 1.0f / (1.0f + e[i - at]);
+      dx[i] = dy[i] * stagedSiluDerivative(x[i], s);
+    }
+  });
+}
+
+void stagedSwiglu(const float *gate, const float *up, float *y, int64_t n) {
+  overNegExpChunks(gate, n, [&](int64_t at, int64_t c, const float *e) {
+    for (int64_t i = at; i < at + c; ++i)
+      y[i] = gate[i] / (1.0f + e[i - at]) * up[i];
+  });
+}
+
+void stagedSwigluGrad(const float *dy, const float *gate, const float *up,
+                      float *dgate, float *dup, int64_t n) {
+  overNegExpChunks(gate, n, [&](int64_t at, int64_t c, const float *e) {
+    for (int64_t i = at; i < at + c; ++i) {
+      const float ei = e[i - at], s = 1.0f / (1.0f + ei), d = dy[i];
+      const float g = gate[i];
+      dup[i] = d * (g / (1.0f + ei));
+      dgate[i] = d * up[i] * stagedSiluDerivative(g, s);
+    }
+  });
+}
+
+#pragma GCC pop_options
 
 /// x * sigmoid(x) as pd.sigmoid and pd.mul ran it, and its gradient as the
 /// three kernels autodiff made of them.
@@ -91,6 +168,45 @@ void oneDnnSwish(int64_t n, Floats &x, Floats &dy, Floats &y, Floats &dx,
   report("onednn", f, b, n);
 }
 
+/// silu(g) up and its gradient from oneDNN's primitives. (A binary_mul
+/// post-op on eltwise_swish runs oneDNN 2.6's reference implementation,
+/// about 90 ns per element, and on a 1-D tensor computes nothing.)
+void oneDnnSwiglu(int64_t n, Floats &g, Floats &u, Floats &dy, Floats &h,
+                  Floats &y, Floats &t, Floats &dg, Floats &du, int reps) {
+  using namespace dnnl;
+  engine eng(engine::kind::cpu, 0);
+  stream s(eng);
+  memory::desc md({n}, memory::data_type::f32, memory::format_tag::a);
+  memory mg(md, eng, g.data()), mu(md, eng, u.data()), mh(md, eng, h.data()),
+      my(md, eng, y.data()), mdy(md, eng, dy.data()), mt(md, eng, t.data()),
+      mdg(md, eng, dg.data()), mdu(md, eng, du.data());
+  auto alg = algorithm::eltwise_swish;
+  auto swishPd = eltwise_forward::primitive_desc(
+      eltwise_forward::desc(prop_kind::forward_training, alg, md, 1.f, 0.f),
+      eng);
+  eltwise_forward swish(swishPd);
+  binary mul(binary::primitive_desc(
+      binary::desc(algorithm::binary_mul, md, md, md), eng));
+  eltwise_backward swishGrad(eltwise_backward::primitive_desc(
+      eltwise_backward::desc(alg, md, md, 1.f, 0.f), eng, swishPd));
+  double f = seconds([&] {
+    swish.execute(s, {{DNNL_ARG_SRC, mg}, {DNNL_ARG_DST, mh}});
+    mul.execute(s, {{DNNL_ARG_SRC_0, mh}, {DNNL_ARG_SRC_1, mu},
+                    {DNNL_ARG_DST, my}});
+  }, reps);
+  double b = seconds([&] {
+    swish.execute(s, {{DNNL_ARG_SRC, mg}, {DNNL_ARG_DST, mh}});
+    mul.execute(s, {{DNNL_ARG_SRC_0, mdy}, {DNNL_ARG_SRC_1, mh},
+                    {DNNL_ARG_DST, mdu}});
+    mul.execute(s, {{DNNL_ARG_SRC_0, mdy}, {DNNL_ARG_SRC_1, mu},
+                    {DNNL_ARG_DST, mt}});
+    swishGrad.execute(s, {{DNNL_ARG_SRC, mg}, {DNNL_ARG_DIFF_DST, mt},
+                          {DNNL_ARG_DIFF_SRC, mdg}});
+  }, reps);
+  s.wait();
+  report("onednn", f, b, n);
+}
+
 void silu(int reps) {
   const int64_t n = 8 * 128 * 1024;
   Floats x = normal(n, 1), dy = normal(n, 2), s(n), y(n), t(n), dx(n);
@@ -104,6 +220,10 @@ void silu(int reps) {
                     dx.data(), n);
   }, reps);
   report("pdrt fused", f, b, n);
+  f = seconds([&] { stagedSilu(x.data(), y.data(), n); }, reps);
+  b = seconds([&] { stagedSiluGrad(dy.data(), x.data(), dx.data(), n); },
+              reps);
+  report("pdrt staged", f, b, n);
   unfusedSilu(n, x, dy, s, y, t, dx, reps);
   oneDnnSwish(n, x, dy, y, dx, reps);
 }
@@ -123,6 +243,11 @@ void swiglu(int reps) {
                      du.data(), n);
   }, reps);
   report("pdrt fused", f, b, n);
+  f = seconds([&] { stagedSwiglu(g.data(), u.data(), y.data(), n); }, reps);
+  b = seconds([&] {
+    stagedSwigluGrad(dy.data(), g.data(), u.data(), dg.data(), du.data(), n);
+  }, reps);
+  report("pdrt staged", f, b, n);
   f = seconds([&] {
     pdrt_unary(nullptr, PDRT_SILU, 0.0f, g.data(), h.data(), n);
     pdrt_binary(nullptr, PDRT_MUL, h.data(), u.data(), y.data(), desc);
@@ -134,6 +259,7 @@ void swiglu(int reps) {
                     dg.data(), n);
   }, reps);
   report("pdrt silu, mul", f, b, n);
+  oneDnnSwiglu(n, g, u, dy, h, y, t, dg, du, reps);
 }
 
 /// 1 / sqrt(mean(x^2) + eps), the squares summed in index order.
