@@ -1,4 +1,4 @@
-//===- FuseResidualLayerNorm.cpp - Residual add + layer norm -----*- C++ -*-===//
+//===- FuseResidualLayerNorm.cpp - Residual add + norm ----------*- C++ -*-===//
 //
 // pd-fuse-residual-layer-norm: a pre-LN transformer block ends with
 //
@@ -11,6 +11,9 @@
 // pass forms one pd.add_layer_norm with both results, whose kernel adds
 // and normalizes a row while it is in cache, and whose gradient is one
 // pd.layer_norm_grad that adds the residual's gradient as it writes dx.
+// Llama's blocks (pd.rms_norm after the add) likewise become
+// pd.add_rms_norm, whose gradient is one pd.rms_norm_grad with the
+// residual's gradient as its addend.
 // Only same-shape adds fuse (no broadcast); the sum keeps its other users.
 // Runs before pd-autodiff. Exact: the same float operations in the same
 // order.
@@ -48,6 +51,34 @@ bool isBetween(Operation *op, Operation *first, Operation *last) {
   return false;
 }
 
+/// The add whose sum `norm` normalizes when a, b and the sum are of one
+/// type, with the norm's parameter operands moved before it: they are
+/// often parameter reads placed next to the norm, after the add; reads
+/// (ops without operands) move up, anything else computed after the add
+/// keeps the two apart (null then). Found by walking from the add to the
+/// norm (a few ops apart), not with isBeforeInBlock: every rewrite
+/// renumbers the block, so that made the pass quadratic in the depth.
+AddOp matchResidualAdd(Operation *norm, Value input, ValueRange params,
+                       PatternRewriter &rewriter) {
+  auto add = input.getDefiningOp<AddOp>();
+  if (!add || add.getLhs().getType() != add.getType() ||
+      add.getRhs().getType() != add.getType())
+    return {};
+  SmallVector<Operation *> moveUp;
+  for (Value v : params) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != add->getBlock() ||
+        !isBetween(def, add, norm))
+      continue;
+    if (def->getNumOperands() != 0)
+      return {};
+    moveUp.push_back(def);
+  }
+  for (Operation *def : moveUp)
+    rewriter.moveOpBefore(def, add);
+  return add;
+}
+
 /// Rewrites layer_norm(add(a, b)) with a, b and the sum of one type to
 /// pd.add_layer_norm, anchored on the layer norm.
 struct FuseAddIntoLayerNorm : public OpRewritePattern<LayerNormOp> {
@@ -55,28 +86,10 @@ struct FuseAddIntoLayerNorm : public OpRewritePattern<LayerNormOp> {
 
   LogicalResult matchAndRewrite(LayerNormOp norm,
                                 PatternRewriter &rewriter) const override {
-    auto add = norm.getInput().getDefiningOp<AddOp>();
-    if (!add || add.getLhs().getType() != add.getType() ||
-        add.getRhs().getType() != add.getType())
-      return rewriter.notifyMatchFailure(norm, "input is not a same-shape add");
-    // The norm's scale and bias are often parameter reads placed next to
-    // the norm, after the add: reads (ops without operands) move up before
-    // the add; anything else computed after it keeps the two apart.
-    // Found by walking from the add to the norm (a few ops apart), not with
-    // isBeforeInBlock: every rewrite renumbers the block, so that made the
-    // pass quadratic in the model's depth.
-    SmallVector<Operation *> moveUp;
-    for (Value v : {norm.getScale(), norm.getBias()}) {
-      Operation *def = v.getDefiningOp();
-      if (!def || def->getBlock() != add->getBlock() ||
-          !isBetween(def, add, norm))
-        continue;
-      if (def->getNumOperands() != 0)
-        return rewriter.notifyMatchFailure(norm, "scale or bias computed later");
-      moveUp.push_back(def);
-    }
-    for (Operation *def : moveUp)
-      rewriter.moveOpBefore(def, add);
+    AddOp add = matchResidualAdd(norm, norm.getInput(),
+                                 {norm.getScale(), norm.getBias()}, rewriter);
+    if (!add)
+      return rewriter.notifyMatchFailure(norm, "no same-shape add before it");
     rewriter.setInsertionPoint(add);
     auto fused = rewriter.create<AddLayerNormOp>(
         add.getLoc(), TypeRange{add.getType(), norm.getType()}, add.getLhs(),
@@ -88,11 +101,32 @@ struct FuseAddIntoLayerNorm : public OpRewritePattern<LayerNormOp> {
   }
 };
 
+/// Rewrites rms_norm(add(a, b)) likewise to pd.add_rms_norm.
+struct FuseAddIntoRMSNorm : public OpRewritePattern<RMSNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RMSNormOp norm,
+                                PatternRewriter &rewriter) const override {
+    AddOp add =
+        matchResidualAdd(norm, norm.getInput(), {norm.getScale()}, rewriter);
+    if (!add)
+      return rewriter.notifyMatchFailure(norm, "no same-shape add before it");
+    rewriter.setInsertionPoint(add);
+    auto fused = rewriter.create<AddRMSNormOp>(
+        add.getLoc(), TypeRange{add.getType(), norm.getType()}, add.getLhs(),
+        add.getRhs(), norm.getScale(), norm.getAxisAttr(),
+        norm.getEpsilonAttr());
+    rewriter.replaceOp(norm, fused.getResult());
+    rewriter.replaceOp(add, fused.getSum());
+    return success();
+  }
+};
+
 } // namespace
 
 void FuseResidualLayerNormPass::runOnOperation() {
   RewritePatternSet patterns(&getContext());
-  patterns.add<FuseAddIntoLayerNorm>(&getContext());
+  patterns.add<FuseAddIntoLayerNorm, FuseAddIntoRMSNorm>(&getContext());
   GreedyRewriteConfig config;
   config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
   if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),

@@ -370,13 +370,23 @@ static void populateNormalizations(RuntimePatterns &patterns) {
             b.f32(n.getEpsilon().convertToFloat())});
     return success();
   });
+  patterns.add<AddRMSNormOp>([](AddRMSNormOp n, RuntimeCallBuilder &b) {
+    auto [rows, cols] = normRows(n.getSum(), n.getAxis());
+    b.call(RuntimeFn::pdrt_add_rms_norm,
+           {b.ctx(), b.address(n.getLhs()), b.address(n.getRhs()),
+            b.address(n.getScale()), b.address(n.getSum()),
+            b.address(n.getResult()), b.i64(rows), b.i64(cols),
+            b.f32(n.getEpsilon().convertToFloat())});
+    return success();
+  });
   patterns.add<RMSNormGradOp>([](RMSNormGradOp n, RuntimeCallBuilder &b) {
     auto [rows, cols] = normRows(n.getInput(), n.getAxis());
+    Value addend = n.getAddend();
     b.call(RuntimeFn::pdrt_rms_norm_grad,
            {b.ctx(), b.address(n.getGrad()), b.address(n.getInput()),
-            b.address(n.getScale()), b.address(n.getInputGrad()),
-            b.address(n.getScaleGrad()), b.i64(rows), b.i64(cols),
-            b.f32(n.getEpsilon().convertToFloat())});
+            b.address(n.getScale()), addend ? b.address(addend) : b.null(),
+            b.address(n.getInputGrad()), b.address(n.getScaleGrad()),
+            b.i64(rows), b.i64(cols), b.f32(n.getEpsilon().convertToFloat())});
     return success();
   });
 }

@@ -103,15 +103,17 @@ def FuseBiasIntoConsumersPass : Pass<"pd-fuse-bias-into-consumers", "::mlir::Mod
 }
 
 def FuseResidualLayerNormPass : Pass<"pd-fuse-residual-layer-norm", "::mlir::ModuleOp"> {
-  let summary = "Fuses a residual add and the layer norm of its sum into pd.add_layer_norm.";
+  let summary = "Fuses a residual add and the layer (or RMS) norm of its sum into pd.add_layer_norm (pd.add_rms_norm).";
   let description = [{
     layer_norm(add(a, b)) with a, b and the sum of one shape becomes one
     pd.add_layer_norm giving the sum (for its other users, the residual
     stream) and the normalized value: one pass over the rows forward, and
     backward one pd.layer_norm_grad that adds the residual's gradient
-    (`addend`) instead of a separate addition. Parameter reads of the
-    norm's scale and bias placed after the add move before it. Runs before
-    pd-autodiff.
+    (`addend`) instead of a separate addition. rms_norm(add(a, b))
+    (Llama, Mistral, Qwen) becomes pd.add_rms_norm the same way, its
+    gradient one pd.rms_norm_grad with the `addend`. Parameter reads of
+    the norm's scale and bias placed after the add move before it. Runs
+    before pd-autodiff.
 
     Before:
     ```mlir

@@ -471,25 +471,42 @@ float rowRmsRstd(const float *x, int64_t cols, float eps) {
   return pdrt_rms_rstd(pdrt::vmath::dot(x, x, cols), cols, eps);
 }
 
+/// One row of pdrt_rms_norm.
+void rmsNormRow(const float *x, const float *g, float *y, int64_t cols,
+                float eps) {
+  const float rstd = rowRmsRstd(x, cols, eps);
+  for (int64_t c = 0; c < cols; ++c)
+    y[c] = x[c] * rstd * g[c];
+}
+
 } // namespace
 
 extern "C" void pdrt_rms_norm(pdrt_ctx *ctx, const float *x, const float *g,
                               float *y, int64_t rows, int64_t cols, float eps) {
   if (pdrt::hasError(ctx))
     return;
+  for (int64_t r = 0; r < rows; ++r)
+    rmsNormRow(x + r * cols, g, y + r * cols, cols, eps);
+}
+
+extern "C" void pdrt_add_rms_norm(pdrt_ctx *ctx, const float *a, const float *b,
+                                  const float *g, float *sum, float *y,
+                                  int64_t rows, int64_t cols, float eps) {
+  if (pdrt::hasError(ctx))
+    return;
   for (int64_t r = 0; r < rows; ++r) {
-    const float *xr = x + r * cols;
-    float *yr = y + r * cols;
-    const float rstd = rowRmsRstd(xr, cols, eps);
+    const float *ar = a + r * cols, *br = b + r * cols;
+    float *sr = sum + r * cols;
     for (int64_t c = 0; c < cols; ++c)
-      yr[c] = xr[c] * rstd * g[c];
+      sr[c] = ar[c] + br[c];
+    rmsNormRow(sr, g, y + r * cols, cols, eps);
   }
 }
 
 extern "C" void pdrt_rms_norm_grad(pdrt_ctx *ctx, const float *dy,
-                                   const float *x, const float *g, float *dx,
-                                   float *dg, int64_t rows, int64_t cols,
-                                   float eps) {
+                                   const float *x, const float *g,
+                                   const float *addend, float *dx, float *dg,
+                                   int64_t rows, int64_t cols, float eps) {
   if (pdrt::hasError(ctx))
     return;
   static thread_local pdrt::Scratch scratch;
@@ -512,5 +529,8 @@ extern "C" void pdrt_rms_norm_grad(pdrt_ctx *ctx, const float *dy,
       dg[c] += dyr[c] * xr[c] * rstd;
       dxr[c] = rstd * (dn[c] - xr[c] * k);
     }
+    if (addend)
+      for (int64_t c = 0; c < cols; ++c)
+        dxr[c] += addend[r * cols + c];
   }
 }

@@ -35,3 +35,38 @@ func.func @left_alone(%t: tensor<2x4x8xf32>, %p: tensor<1x4x8xf32>, %g: tensor<8
   %n1 = pd.layer_norm %s, %g2, %b {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>
   return %n0, %n1 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
 }
+
+// -----
+
+// A Llama block's residual add and the next RMS norm: one add_rms_norm, the
+// scale's read moved up before it, the sum kept for its other user.
+// CHECK-LABEL: func.func @residual_rms
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x8xf32>, %[[H:.*]]: tensor<2x4x8xf32>)
+// CHECK-NEXT: %[[G:.*]] = pd.param_ref @g
+// CHECK-NEXT: %[[S:.*]], %[[N:.*]] = pd.add_rms_norm %[[X]], %[[H]], %[[G]] {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : tensor<2x4x8xf32>, tensor<8xf32>
+// CHECK-NEXT: %[[R:.*]] = pd.add %[[S]], %[[N]]
+// CHECK-NEXT: return %[[R]]
+pd.param @g {onnx_name = "g"} : tensor<8xf32>
+func.func @residual_rms(%x: tensor<2x4x8xf32>, %h: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %s = pd.add %x, %h : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %g = pd.param_ref @g : tensor<8xf32>
+  %n = pd.rms_norm %s, %g {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>
+  %r = pd.add %s, %n : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  return %r : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Left alone: an RMS norm of a broadcasting add, and one whose scale is
+// computed after the add.
+// CHECK-LABEL: func.func @rms_left_alone
+// CHECK-NOT: pd.add_rms_norm
+// CHECK-COUNT-2: pd.rms_norm
+func.func @rms_left_alone(%t: tensor<2x4x8xf32>, %p: tensor<1x4x8xf32>, %g: tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %e = pd.add %t, %p : tensor<2x4x8xf32>, tensor<1x4x8xf32> -> tensor<2x4x8xf32>
+  %n0 = pd.rms_norm %e, %g {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>
+  %s = pd.add %t, %n0 : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %g2 = pd.exp %g : tensor<8xf32>
+  %n1 = pd.rms_norm %s, %g2 {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>
+  return %n0, %n1 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}

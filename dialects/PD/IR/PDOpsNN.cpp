@@ -693,10 +693,47 @@ LogicalResult RMSNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                   SmallVectorImpl<Value> &operandGrads) {
   auto grad = b.create<RMSNormGradOp>(
       getLoc(), TypeRange{getInput().getType(), getScale().getType()},
-      resultGrads[0], getInput(), getScale(), getAxisAttr(), getEpsilonAttr());
+      resultGrads[0], getInput(), getScale(), /*addend=*/Value(), getAxisAttr(),
+      getEpsilonAttr());
   operandGrads.append(grad->result_begin(), grad->result_end());
   return success();
 }
 
+LogicalResult RMSNormGradOp::verify() {
+  if (getAddend() && getAddend().getType() != getInputGrad().getType())
+    return emitOpError("addend must have the input gradient's type");
+  return success();
+}
+
 int64_t RMSNormOp::getFlops() { return 4 * numElements(getResult()); }
-int64_t RMSNormGradOp::getFlops() { return 10 * numElements(getInput()); }
+int64_t RMSNormGradOp::getFlops() {
+  return (getAddend() ? 11 : 10) * numElements(getInput());
+}
+
+//===----------------------------------------------------------------------===//
+// AddRMSNormOp: s = a + b, y = rms_norm(s)
+//   ds_total = ds + rms_norm_grad(dy, s) (one op, ds as its addend);
+//   da = db = ds_total; dscale as for rms_norm
+//===----------------------------------------------------------------------===//
+
+LogicalResult AddRMSNormOp::verify() {
+  return verifyTrailingNorm(*this, static_cast<int64_t>(getAxis()),
+                            {getScale()}, "scale");
+}
+
+LogicalResult AddRMSNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                     SmallVectorImpl<Value> &operandGrads) {
+  Value ds = resultGrads[0], dy = resultGrads[1];
+  Value dx = ds, dscale;
+  if (dy) {
+    auto grad = b.create<RMSNormGradOp>(
+        getLoc(), TypeRange{getSum().getType(), getScale().getType()}, dy,
+        getSum(), getScale(), ds, getAxisAttr(), getEpsilonAttr());
+    dx = grad.getInputGrad();
+    dscale = grad.getScaleGrad();
+  }
+  operandGrads.append({dx, dx, dscale});
+  return success();
+}
+
+int64_t AddRMSNormOp::getFlops() { return 5 * numElements(getResult()); }

@@ -599,16 +599,47 @@ def PD_RMSNormGradOp : PD_Op<"rms_norm_grad", [Pure,
   let description = [{
     Recomputes each row's rstd = 1/sqrt(mean(x^2) + eps) from x (nothing is
     stashed beyond the forward's input), then dscale = sum_rows dy*x*rstd,
-    dx = rstd * (dy*scale - x * rstd^2 * mean(dy*scale*x)).
+    dx = rstd * (dy*scale - x * rstd^2 * mean(dy*scale*x)). With an
+    `addend` (the residual stream's gradient, see pd.add_rms_norm) dx also
+    adds it, in the same pass.
 
     ```mlir
     %dx, %dg = pd.rms_norm_grad %dy, %x, %g {axis = 1 : i64, epsilon = 1.0e-06 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>
+    %dx2, %dg2 = pd.rms_norm_grad %dy, %x, %g, %ds {axis = 1 : i64, epsilon = 1.0e-06 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>, tensor<8xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$input,
-                       PD_F32Tensor:$scale, I64Attr:$axis, F32Attr:$epsilon);
+                       PD_F32Tensor:$scale, Optional<PD_F32Tensor>:$addend,
+                       I64Attr:$axis, F32Attr:$epsilon);
   let results = (outs PD_F32Tensor:$input_grad, PD_F32Tensor:$scale_grad);
   let assemblyFormat = [{
-    $grad `,` $input `,` $scale attr-dict `:` type($grad) `,` type($input) `,` type($scale) `->` type($input_grad) `,` type($scale_grad)
+    $grad `,` $input `,` $scale (`,` $addend^)? attr-dict `:` type($grad) `,` type($input) `,` type($scale) (`,` type($addend)^)? `->` type($input_grad) `,` type($scale_grad)
   }];
+  let hasVerifier = 1;
+}
+
+def PD_AddRMSNormOp : PD_Op<"add_rms_norm", [Pure,
+    AllTypesMatch<["lhs", "rhs", "sum", "result"]>,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "A residual add and the RMS norm of its sum, in one pass.";
+  let description = [{
+    sum = lhs + rhs (same shapes) and y = rms_norm(sum) as pd.rms_norm
+    does, a row at a time while the row is in cache: both results are
+    kept (the residual stream goes on with the sum), with the bits of the
+    add and the norm apart. pd-fuse-residual-layer-norm forms it from a
+    Llama block's residual add and the RMS norm that follows; its gradient
+    is one pd.rms_norm_grad that also adds the sum's own gradient.
+
+    ```mlir
+    %s, %y = pd.add_rms_norm %a, %b, %g {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : tensor<2x4x8xf32>, tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$lhs, PD_F32Tensor:$rhs,
+                       PD_F32Tensor:$scale, I64Attr:$axis, F32Attr:$epsilon);
+  let results = (outs PD_F32Tensor:$sum, PD_F32Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $scale attr-dict `:` type($lhs) `,` type($scale)
+  }];
+  let hasVerifier = 1;
 }

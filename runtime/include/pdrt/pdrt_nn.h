@@ -173,11 +173,19 @@ void pdrt_add_layer_norm(pdrt_ctx *ctx, const float *a, const float *b,
 void pdrt_rms_norm(pdrt_ctx *ctx, const float *x, const float *g, float *y,
                    int64_t rows, int64_t cols, float eps);
 
+/// sum = a + b and y = the RMS norm of sum, a row at a time: the bits of
+/// the add and pdrt_rms_norm apart (a residual add and the next norm).
+void pdrt_add_rms_norm(pdrt_ctx *ctx, const float *a, const float *b,
+                       const float *g, float *sum, float *y, int64_t rows,
+                       int64_t cols, float eps);
+
 /// Its gradients (rstd recomputed from x): dg = sum_rows dy x rstd
-/// (overwritten), dx = rstd (dy g - x rstd^2 mean(dy g x)).
+/// (overwritten), dx = rstd (dy g - x rstd^2 mean(dy g x)), plus addend
+/// where it is not null (the residual stream's gradient, added last: the
+/// bits of the two apart).
 void pdrt_rms_norm_grad(pdrt_ctx *ctx, const float *dy, const float *x,
-                        const float *g, float *dx, float *dg, int64_t rows,
-                        int64_t cols, float eps);
+                        const float *g, const float *addend, float *dx,
+                        float *dg, int64_t rows, int64_t cols, float eps);
 
 #ifdef __cplusplus
 }

@@ -288,3 +288,21 @@ func.func @rotary_table_types(%x: tensor<2x8x16xf32>, %c: tensor<8x16xf32>, %s: 
   %0 = "pd.rotary"(%x, %c, %s) : (tensor<2x8x16xf32>, tensor<8x16xf32>, tensor<1x16xf32>) -> tensor<2x8x16xf32>
   return
 }
+
+// -----
+
+// Tests that pd.add_rms_norm's scale has the normalized trailing shape.
+func.func @add_rms_norm_scale(%a: tensor<2x4x8xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'pd.add_rms_norm' op scale must have the normalized shape [8], got [4]}}
+  %s, %y = pd.add_rms_norm %a, %a, %g {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : tensor<2x4x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that pd.rms_norm_grad's addend has the input gradient's type.
+func.func @rms_norm_grad_addend(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %d: tensor<8xf32>) {
+  // expected-error @+1 {{'pd.rms_norm_grad' op addend must have the input gradient's type}}
+  %dx, %dg = pd.rms_norm_grad %x, %x, %g, %d {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>
+  return
+}

@@ -122,8 +122,8 @@ func.func @pow_broadcast(%x: tensor<4x8xf32>, %p: tensor<8xf32>) {
   return
 }
 
-// Tests that cos, sin, min, max, minmax_grad, rms_norm and rms_norm_grad
-// round-trip.
+// Tests that cos, sin, min, max, minmax_grad, rms_norm, rms_norm_grad
+// (with and without an addend) and add_rms_norm round-trip.
 
 // CHECK-LABEL: func.func @decoder_ops
 func.func @decoder_ops(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
@@ -141,6 +141,10 @@ func.func @decoder_ops(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
   %n = pd.rms_norm %x, %g {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
   // CHECK: pd.rms_norm_grad %{{.+}}, %{{.+}}, %{{.+}} {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>
   %dx, %dg = pd.rms_norm_grad %n, %x, %g {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: pd.rms_norm_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>, tensor<8xf32>
+  %dx2, %dg2 = pd.rms_norm_grad %n, %x, %g, %c {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: %sum, %result = pd.add_rms_norm %{{.+}}, %{{.+}}, %{{.+}} {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x8xf32>, tensor<8xf32>
+  %sum, %y = pd.add_rms_norm %x, %s, %g {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x8xf32>, tensor<8xf32>
   return
 }
 

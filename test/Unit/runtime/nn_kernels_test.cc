@@ -177,8 +177,8 @@ TEST(RmsNorm, GradientMatchesFiniteDifferences) {
   std::vector<float> x = randomVector(rows * cols, 21);
   std::vector<float> g = randomVector(cols, 22), dy = randomVector(rows * cols, 23);
   std::vector<float> dx(rows * cols, 99.0f), dg(cols, 99.0f);
-  pdrt_rms_norm_grad(nullptr, dy.data(), x.data(), g.data(), dx.data(), dg.data(),
-                     rows, cols, eps);
+  pdrt_rms_norm_grad(nullptr, dy.data(), x.data(), g.data(), nullptr, dx.data(),
+                     dg.data(), rows, cols, eps);
   // Central differences (in double) of the float forward: with h = 1e-2 the
   // truncation error is O(h^2) and the float rounding ~ 1e-7 |loss| / h;
   // together they stay near 3e-5 here, 15x inside the tolerance, while a 2%
@@ -208,13 +208,42 @@ TEST(RmsNorm, GradientMatchesClosedFormOnAHandRow) {
   // dy = (1, 0): mean(dy g x) = 1.5, so
   // dx = rstd (dy - x rstd^2 1.5) = rstd (1 - 0.36, -0.48), dg = (3 rstd, 0).
   std::vector<float> x = {3, 4}, g = {1, 1}, dy = {1, 0}, dx(2), dg(2);
-  pdrt_rms_norm_grad(nullptr, dy.data(), x.data(), g.data(), dx.data(), dg.data(),
-                     1, 2, 0.0f);
+  pdrt_rms_norm_grad(nullptr, dy.data(), x.data(), g.data(), nullptr, dx.data(),
+                     dg.data(), 1, 2, 0.0f);
   const double rstd = 1.0 / std::sqrt(12.5);
   EXPECT_NEAR(dx[0], rstd * 0.64, 1e-6);
   EXPECT_NEAR(dx[1], rstd * -0.48, 1e-6);
   EXPECT_NEAR(dg[0], 3 * rstd, 1e-6);
   EXPECT_EQ(dg[1], 0.0f);
+}
+
+TEST(RmsNorm, AddAndAddendEqualTheUnfusedOpsBitForBit) {
+  // pdrt_add_rms_norm = the add, then pdrt_rms_norm; pdrt_rms_norm_grad
+  // with an addend = without, then the add.
+  const int64_t rows = 5, cols = 67;
+  std::vector<float> a = randomVector(rows * cols, 31),
+                     b = randomVector(rows * cols, 32),
+                     g = randomVector(cols, 33),
+                     dy = randomVector(rows * cols, 34),
+                     ds = randomVector(rows * cols, 35);
+  std::vector<float> sum(rows * cols), y(rows * cols), s2(rows * cols),
+      y2(rows * cols);
+  pdrt_add_rms_norm(nullptr, a.data(), b.data(), g.data(), sum.data(), y.data(),
+                    rows, cols, 1e-6f);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    s2[i] = a[i] + b[i];
+  pdrt_rms_norm(nullptr, s2.data(), g.data(), y2.data(), rows, cols, 1e-6f);
+  EXPECT_EQ(sum, s2);
+  EXPECT_EQ(y, y2);
+  std::vector<float> dx(rows * cols), dg(cols), dx2(rows * cols), dg2(cols);
+  pdrt_rms_norm_grad(nullptr, dy.data(), sum.data(), g.data(), ds.data(),
+                     dx.data(), dg.data(), rows, cols, 1e-6f);
+  pdrt_rms_norm_grad(nullptr, dy.data(), sum.data(), g.data(), nullptr,
+                     dx2.data(), dg2.data(), rows, cols, 1e-6f);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    dx2[i] += ds[i];
+  EXPECT_EQ(dx, dx2);
+  EXPECT_EQ(dg, dg2);
 }
 
 TEST(RmsNorm, SkippedAfterAnError) {
