@@ -10,6 +10,7 @@
 #include "cpu/vmath.h"
 #include "pdrt/pdrt.h"
 
+#include "isa_fixture.h"
 #include "random_data.h"
 
 #include <gtest/gtest.h>
@@ -21,15 +22,7 @@ namespace {
 
 using pdtest::randomVector;
 
-class LayerNormOnIsa : public ::testing::TestWithParam<bool> {
-protected:
-  void SetUp() override {
-    pdrt::vmath::useAvx512(GetParam());
-    if (GetParam() && !pdrt::vmath::hasAvx512())
-      GTEST_SKIP() << "no AVX-512F/DQ on this CPU";
-  }
-  void TearDown() override { pdrt::vmath::useAvx512(true); }
-};
+class LayerNormOnIsa : public pdtest::OnIsa {};
 
 /// Layer norm of one row and its gradient in double, from the formulas.
 struct NormReference {

@@ -20,6 +20,18 @@ inline std::vector<float> randomVector(size_t n, unsigned seed,
   return v;
 }
 
+/// n floats drawn uniformly from [lo, hi) by a Mersenne Twister seeded
+/// with `seed`.
+inline std::vector<float> uniformVector(size_t n, float lo, float hi,
+                                        unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
 } // namespace pdtest
 
 #endif // PDRT_TEST_RANDOM_DATA_H

@@ -12,6 +12,9 @@
 #include "cpu/vmath.h"
 #include "pdrt/pdrt.h"
 
+#include "isa_fixture.h"
+#include "random_data.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,14 +28,7 @@
 
 namespace {
 
-std::vector<float> uniform(size_t n, float lo, float hi, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(gen);
-  return v;
-}
+using pdtest::uniformVector;
 
 double sigmoidRef(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double siluGradRef(double x) {
@@ -78,15 +74,7 @@ Outputs runAll(const std::vector<float> &x, const std::vector<float> &up,
 
 /// The kernels on the AVX-512 forms (where the CPU has them) or the AVX2
 /// ones.
-class Silu : public ::testing::TestWithParam<bool> {
-protected:
-  void SetUp() override {
-    pdrt::vmath::useAvx512(GetParam());
-    if (GetParam() && !pdrt::vmath::hasAvx512())
-      GTEST_SKIP() << "no AVX-512F/DQ on this CPU";
-  }
-  void TearDown() override { pdrt::vmath::useAvx512(true); }
-};
+class Silu : public pdtest::OnIsa {};
 
 // sigmoid and silu within 3 ULP (2.5 and 2.9 over every float of
 // magnitude 1e-30 to 87), products with up or dy within a relative 5e-7,
@@ -102,9 +90,9 @@ TEST_P(Silu, KernelsToFloatAccuracy) {
     for (int64_t n : lengths) {
       SCOPED_TRACE("n=" + std::to_string(n) + " range " +
                    std::to_string(range));
-      std::vector<float> x = uniform(n, -range, range, (unsigned)(5 + n));
-      std::vector<float> up = uniform(n, -2, 2, (unsigned)(50 + n));
-      std::vector<float> dy = uniform(n, -2, 2, (unsigned)(500 + n));
+      std::vector<float> x = uniformVector(n, -range, range, (unsigned)(5 + n));
+      std::vector<float> up = uniformVector(n, -2, 2, (unsigned)(50 + n));
+      std::vector<float> dy = uniformVector(n, -2, 2, (unsigned)(500 + n));
       Outputs o = runAll(x, up, dy);
       for (int64_t i = 0; i < n; ++i) {
         const double g = x[i], s = sigmoidRef(g), d = siluGradRef(g);
@@ -166,8 +154,9 @@ TEST_P(Silu, ZeroOrXFarOutAndNaNPropagates) {
 // of pdrt_swiglu_grad, dx of pdrt_unary_grad) those written elsewhere.
 TEST_P(Silu, BitsDoNotDependOnWhereACallStarts) {
   const int64_t n = 301;
-  std::vector<float> x = uniform(n, -30, 30, 41), up = uniform(n, -2, 2, 42),
-                     dy = uniform(n, -2, 2, 43);
+  std::vector<float> x = uniformVector(n, -30, 30, 41),
+                     up = uniformVector(n, -2, 2, 42),
+                     dy = uniformVector(n, -2, 2, 43);
   Outputs whole = runAll(x, up, dy);
   auto from = [](const std::vector<float> &v, int64_t at) {
     return std::vector<float>(v.begin() + at, v.end());
@@ -206,9 +195,9 @@ TEST(SiluOnBothIsas, TheSameBits) {
   if (!pdrt::vmath::hasAvx512())
     GTEST_SKIP() << "no AVX-512F/DQ on this CPU";
   for (int64_t n = 1; n <= 300; n += (n < 40 ? 1 : 37)) {
-    std::vector<float> x = uniform(n, -100, 100, (unsigned)(900 + n));
-    std::vector<float> up = uniform(n, -2, 2, (unsigned)(901 + n));
-    std::vector<float> dy = uniform(n, -2, 2, (unsigned)(902 + n));
+    std::vector<float> x = uniformVector(n, -100, 100, (unsigned)(900 + n));
+    std::vector<float> up = uniformVector(n, -2, 2, (unsigned)(901 + n));
+    std::vector<float> dy = uniformVector(n, -2, 2, (unsigned)(902 + n));
     x[n / 2] = std::nanf("");
     x[n - 1] = -std::numeric_limits<float>::max();
     auto run = [&](bool avx512) {

@@ -11,6 +11,8 @@
 #include "cpu/vmath.h"
 #include "pdrt/pdrt.h"
 
+#include "random_data.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,21 +26,14 @@
 
 namespace {
 
-std::vector<float> uniform(size_t n, float lo, float hi, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(gen);
-  return v;
-}
+using pdtest::uniformVector;
 
 /// Checks f(x) against ref(x) (double) within `ulps` units in the last
 /// place of the reference, for lengths 1..40 and 1000.
 void checkArrayFunction(void (*f)(const float *, float *, int64_t),
                         double (*ref)(double), float lo, float hi, int ulps) {
   for (int64_t n : {1, 3, 7, 8, 9, 15, 16, 17, 31, 40, 1000}) {
-    std::vector<float> x = uniform(n, lo, hi, (unsigned)n), y(n);
+    std::vector<float> x = uniformVector(n, lo, hi, (unsigned)n), y(n);
     f(x.data(), y.data(), n);
     for (int64_t i = 0; i < n; ++i) {
       double want = ref(x[i]);
@@ -145,7 +140,7 @@ TEST(VectorMath, ExpWithinAnUlpOverTheFloats) {
 TEST(VectorMath, MaxOfEveryLength) {
   for (int64_t n = 1; n <= 100; ++n) {
     for (int64_t at : {int64_t(0), n / 3, n / 2, n - 1}) {
-      std::vector<float> x = uniform(n, -3, 3, (unsigned)(100 + n));
+      std::vector<float> x = uniformVector(n, -3, 3, (unsigned)(100 + n));
       x[at] = 7.5f;
       EXPECT_EQ(pdrt::vmath::max(x.data(), n), 7.5f) << n << " " << at;
     }
@@ -157,8 +152,8 @@ TEST(VectorMath, MaxOfEveryLength) {
 // leave the bits unchanged.
 TEST(VectorMath, SumAndDotInDoubleAndBlindToTrailingZeros) {
   for (int64_t n = 1; n <= 70; ++n) {
-    std::vector<float> a = uniform(n, -3, 3, (unsigned)(200 + n));
-    std::vector<float> b = uniform(n, -3, 3, (unsigned)(300 + n));
+    std::vector<float> a = uniformVector(n, -3, 3, (unsigned)(200 + n));
+    std::vector<float> b = uniformVector(n, -3, 3, (unsigned)(300 + n));
     long double sum = 0, dot = 0;
     for (int64_t i = 0; i < n; ++i) {
       sum += a[i];
@@ -185,8 +180,8 @@ TEST(VectorMath, RowFunctionsTheSameBitsOnBothIsas) {
   if (!pdrt::vmath::hasAvx512())
     GTEST_SKIP() << "no AVX-512F/DQ on this CPU";
   for (int64_t n = 1; n <= 200; n += (n < 70 ? 1 : 13)) {
-    std::vector<float> a = uniform(n, -3, 3, (unsigned)(400 + n));
-    std::vector<float> b = uniform(n, -3, 3, (unsigned)(500 + n));
+    std::vector<float> a = uniformVector(n, -3, 3, (unsigned)(400 + n));
+    std::vector<float> b = uniformVector(n, -3, 3, (unsigned)(500 + n));
     float max512 = pdrt::vmath::max(a.data(), n);
     double sum512 = pdrt::vmath::sum(a.data(), n);
     double dot512 = pdrt::vmath::dot(a.data(), b.data(), n);
@@ -217,7 +212,7 @@ TEST(VectorMath, ExpSumIsExpThenSumBitForBit) {
     pdrt::vmath::useAvx512(avx512);
     SCOPED_TRACE(pdrt::vmath::hasAvx512() ? "AVX-512" : "AVX2");
     for (int64_t n = 1; n <= 70; ++n) {
-      std::vector<float> x = uniform(n, -9, 3, (unsigned)(400 + n));
+      std::vector<float> x = uniformVector(n, -9, 3, (unsigned)(400 + n));
       float shift = 1.25f;
       std::vector<float> want(n);
       for (int64_t i = 0; i < n; ++i)
@@ -274,8 +269,9 @@ TEST_P(Gelu, AndItsGradientToFloatAccuracy) {
   for (int64_t n = 1; n <= 40; ++n)
     lengths.push_back(n);
   for (int64_t n : lengths) {
-    std::vector<float> x = uniform(n, -8, 8, (unsigned)(7 + n)), y(n), dx(n);
-    std::vector<float> dy = uniform(n, -2, 2, (unsigned)(70 + n));
+    std::vector<float> x = uniformVector(n, -8, 8, (unsigned)(7 + n)), y(n),
+                       dx(n);
+    std::vector<float> dy = uniformVector(n, -2, 2, (unsigned)(70 + n));
     pdrt_gelu(nullptr, approxTanh, x.data(), y.data(), n);
     pdrt_gelu_grad(nullptr, approxTanh, dy.data(), x.data(), dx.data(), n);
     for (int64_t i = 0; i < n; ++i) {
@@ -324,9 +320,9 @@ TEST(GeluOnBothIsas, TheSameBits) {
     GTEST_SKIP() << "no AVX-512F/DQ on this CPU";
   for (int approxTanh : {0, 1}) {
     for (int64_t n = 1; n <= 300; n += (n < 40 ? 1 : 37)) {
-      std::vector<float> x = uniform(n, -16, 16, (unsigned)(600 + n));
-      std::vector<float> dy = uniform(n, -2, 2, (unsigned)(700 + n));
-      std::vector<float> bias = uniform(n, -1, 1, (unsigned)(800 + n));
+      std::vector<float> x = uniformVector(n, -16, 16, (unsigned)(600 + n));
+      std::vector<float> dy = uniformVector(n, -2, 2, (unsigned)(700 + n));
+      std::vector<float> bias = uniformVector(n, -1, 1, (unsigned)(800 + n));
       auto run = [&](bool avx512) {
         pdrt::vmath::useAvx512(avx512);
         std::vector<float> y(n), dx(n), yb(n), dxb(n), db(n);
@@ -351,8 +347,8 @@ TEST_P(Gelu, GradientWithBiasGradientIsTheUnfusedOpsBitForBit) {
   bool approxTanh = std::get<1>(GetParam());
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 45}, {64, 1024}, {1, 1}}) {
     int64_t n = rows * cols;
-    std::vector<float> x = uniform(n, -6, 6, (unsigned)(11 + n));
-    std::vector<float> dy = uniform(n, -2, 2, (unsigned)(12 + n));
+    std::vector<float> x = uniformVector(n, -6, 6, (unsigned)(11 + n));
+    std::vector<float> dy = uniformVector(n, -2, 2, (unsigned)(12 + n));
     std::vector<float> dx(n), want(n), db(cols, 5.0f), wantDb(cols);
     pdrt_gelu_grad(nullptr, approxTanh, dy.data(), x.data(), want.data(), n);
     const int64_t toBias[] = {2, rows, cols, 0, 1}; // [rows, cols] -> [cols]
@@ -372,9 +368,9 @@ TEST_P(Gelu, WithInputBiasIsTheKernelOnTheSumBitForBit) {
   bool approxTanh = std::get<1>(GetParam());
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 45}, {3, 2500}, {1, 1}}) {
     int64_t n = rows * cols;
-    std::vector<float> x = uniform(n, -6, 6, (unsigned)(21 + n));
-    std::vector<float> dy = uniform(n, -2, 2, (unsigned)(22 + n));
-    std::vector<float> bias = uniform(cols, -1, 1, (unsigned)(23 + cols));
+    std::vector<float> x = uniformVector(n, -6, 6, (unsigned)(21 + n));
+    std::vector<float> dy = uniformVector(n, -2, 2, (unsigned)(22 + n));
+    std::vector<float> bias = uniformVector(cols, -1, 1, (unsigned)(23 + cols));
     std::vector<float> z(n);
     for (int64_t i = 0; i < n; ++i)
       z[i] = x[i] + bias[i % cols];
@@ -406,10 +402,10 @@ TEST_P(Gelu, GradientOverItsIncomingGradientBitForBit) {
   bool approxTanh = std::get<1>(GetParam());
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 45}, {4, 1024}}) {
     int64_t n = rows * cols;
-    std::vector<float> x = uniform(n, -6, 6, (unsigned)(31 + n));
-    std::vector<float> bias = uniform(cols, -1, 1, (unsigned)(32 + cols));
+    std::vector<float> x = uniformVector(n, -6, 6, (unsigned)(31 + n));
+    std::vector<float> bias = uniformVector(cols, -1, 1, (unsigned)(32 + cols));
     for (int64_t at : {0, 3}) {
-      std::vector<float> dy = uniform(n + at, -2, 2, (unsigned)(33 + n));
+      std::vector<float> dy = uniformVector(n + at, -2, 2, (unsigned)(33 + n));
       std::vector<float> want(n + at), db(cols), wantDb(cols);
       pdrt_gelu_grad(nullptr, approxTanh, dy.data() + at, x.data(),
                      want.data() + at, n);
@@ -441,7 +437,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(VectorMath, SoftmaxRowsMatchDouble) {
   const int64_t rows = 5, dim = 37;
-  std::vector<float> x = uniform(rows * dim, -20, 20, 11), y(x.size()),
+  std::vector<float> x = uniformVector(rows * dim, -20, 20, 11), y(x.size()),
                      logy(x.size());
   pdrt_softmax(nullptr, x.data(), y.data(), rows, dim, 1, 0);
   pdrt_softmax(nullptr, x.data(), logy.data(), rows, dim, 1, 1);
