@@ -9,8 +9,9 @@
 //   %r  = pd.concat %n, %lo {axis = last}
 //   %y  = pd.add (pd.mul %x, %cos), (pd.mul %r, %sin)
 //
-// six kernels forward per Q and K, and backward the slices' and concat's
-// gradients and the negation's (which stashes its input and output). This
+// five kernels forward per Q and K (the products and the add become one
+// elementwise tree), and backward the slices' and concat's gradients and
+// the negation's (which stashes its input and output). This
 // pass makes it one pd.rotary (one pass over x each way; its gradient is
 // the adjoint rotation). The heads' transpose usually sits just before it
 // (x = transpose(reshape(Q projection))); where the tables' layout allows,

@@ -176,7 +176,8 @@ def FuseRotaryEmbeddingPass : Pass<"pd-fuse-rotary-embedding", "::mlir::ModuleOp
     slices, a neg, a concat, two multiplies and an add, each read only
     there) becomes one pd.rotary when the tables broadcast to x as one run
     of dims: one kernel forward and one backward (the adjoint rotation)
-    instead of six and their gradients. A transpose read only by the
+    instead of five (the products and the add one elementwise tree) and
+    their gradients. A transpose read only by the
     rotation (the heads' [B, T, H, D] -> [B, H, T, D]) moves behind it
     when the tables reshape to the layout before it, so that
     pd-fold-transposes-into-matmul can fold it into the attention's GEMM.
