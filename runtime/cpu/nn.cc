@@ -80,47 +80,42 @@ extern "C" void pdrt_swiglu_grad(pdrt_ctx *ctx, const float *dy,
 
 namespace {
 
-/// f(x) of pdrt_unary.
-inline float unaryApply(int kind, float alpha, float x) {
+/// x^alpha: exact products for the common small integer powers.
+inline float powApply(float alpha, float x) {
+  if (alpha == 2.0f) return x * x;
+  if (alpha == 1.0f) return x;
+  if (alpha == 3.0f) return x * x * x;
+  if (alpha == 0.5f) return std::sqrt(x);
+  return std::pow(x, alpha);
+}
+
+/// f(x) of the kinds pdrt_unary computes one element at a time: those
+/// vectorised() gives no vector kernel.
+inline float scalarApply(int32_t kind, float alpha, float x) {
   switch (kind) {
   case PDRT_NEG: return -x;
   case PDRT_SQRT: return std::sqrt(x);
-  case PDRT_EXP: return std::exp(x);
-  case PDRT_LOG: return std::log(x);
-  case PDRT_ERF: return std::erf(x);
-  case PDRT_TANH: return std::tanh(x);
-  case PDRT_SIGMOID: return 1.0f / (1.0f + std::exp(-x));
   case PDRT_RECIPROCAL: return 1.0f / x;
-  case PDRT_COS: return std::cos(x);
-  case PDRT_SIN: return std::sin(x);
-  case PDRT_SILU: return x / (1.0f + std::exp(-x));
-  default: // PDRT_POW: exact products for the common small integer powers.
-    if (alpha == 2.0f) return x * x;
-    if (alpha == 1.0f) return x;
-    if (alpha == 3.0f) return x * x * x;
-    if (alpha == 0.5f) return std::sqrt(x);
-    return std::pow(x, alpha);
+  default: return powApply(alpha, x); // PDRT_POW
   }
 }
 
-/// f'(x) of pdrt_unary, from the forward's x and y (PDRT_SILU:
-/// siluGradArray, before this is reached).
+/// f'(x) of pdrt_unary, from the forward's x and y, for the kinds whose
+/// derivative needs no transcendental function (pdrt_unary_grad computes
+/// PDRT_SILU, PDRT_ERF, PDRT_SIN and PDRT_COS in vector loops instead).
 inline float unaryDerivative(int kind, float alpha, float x, float y) {
   switch (kind) {
   case PDRT_NEG: return -1.0f;
   case PDRT_SQRT: return 0.5f / y;
   case PDRT_EXP: return y;
   case PDRT_LOG: return 1.0f / x;
-  case PDRT_ERF: return 1.1283791670955126f * std::exp(-x * x);
   case PDRT_TANH: return 1.0f - y * y;
   case PDRT_SIGMOID: return y * (1.0f - y);
   case PDRT_RECIPROCAL: return -y * y;
-  case PDRT_COS: return -std::sin(x);
-  case PDRT_SIN: return std::cos(x);
   default: // PDRT_POW
     if (alpha == 2.0f) return 2.0f * x;
     if (alpha == 1.0f) return 1.0f;
-    return alpha * unaryApply(PDRT_POW, alpha - 1.0f, x);
+    return alpha * powApply(alpha - 1.0f, x);
   }
 }
 
@@ -131,10 +126,12 @@ bool validKind(pdrt_ctx *ctx, int32_t kind) {
   return false;
 }
 
-/// The vectorised form of unary `kind`, if it has one.
+/// The vectorised form of unary `kind`; null for the kinds scalarApply
+/// computes. Every kind is named (no default), so that -Wswitch asks where
+/// a new one goes.
 using ArrayFn = void (*)(const float *, float *, int64_t);
 ArrayFn vectorised(int32_t kind) {
-  switch (kind) {
+  switch (static_cast<pdrt_unary_kind>(kind)) {
   case PDRT_EXP: return pdrt::vmath::exp;
   case PDRT_LOG: return pdrt::vmath::log;
   case PDRT_ERF: return pdrt::vmath::erf;
@@ -143,8 +140,12 @@ ArrayFn vectorised(int32_t kind) {
   case PDRT_SIN: return pdrt::vmath::sin;
   case PDRT_SIGMOID: return sigmoidArray;
   case PDRT_SILU: return siluArray;
-  default: return nullptr;
+  case PDRT_NEG:
+  case PDRT_SQRT:
+  case PDRT_RECIPROCAL:
+  case PDRT_POW: return nullptr;
   }
+  return nullptr;
 }
 
 } // namespace
@@ -156,7 +157,7 @@ extern "C" void pdrt_unary(pdrt_ctx *ctx, int32_t kind, float alpha,
   if (ArrayFn f = vectorised(kind))
     return f(x, y, n);
   for (int64_t i = 0; i < n; ++i)
-    y[i] = unaryApply(kind, alpha, x[i]);
+    y[i] = scalarApply(kind, alpha, x[i]);
 }
 
 extern "C" void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
