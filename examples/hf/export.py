@@ -11,7 +11,16 @@
          embeddings (Cos/Sin), SiLU gated MLP, untied LM head)
   bert   BertForMaskedLM (2 layers, hidden 64, 4 heads, intermediate 128;
          padding mask input; decoder tied to the word embedding)
-(--size bench: 4 layers, hidden 256, 4 heads (Llama: 2 key/value heads),
+  mistral MistralForCausalLM (Llama's blocks; grouped-query attention with
+         a sliding window of WINDOW positions: a band mask, not the causal
+         triangle, whenever the sequence is longer than the window)
+  qwen2  Qwen2ForCausalLM (Llama's blocks with biased Q, K and V
+         projections; LM head tied to the embedding, as in Qwen2-0.5B)
+  neox   GPTNeoXForCausalLM (fused QKV projection laid out head by head,
+         rotary embedding on half of each head's dims (partial rotary),
+         parallel residual, LayerNorm, exact GELU, untied LM head)
+(--size bench: 4 layers, hidden 256, 4 heads (2 key/value heads where the
+family groups queries),
 MLP 1024 wide, vocab 4096, 128 positions, for bench/hf_vs_torch.py.)
 The model is not changed: a thin wrapper's forward(input_ids, labels)
 returns `model(input_ids=..., labels=...).loss` (BERT: forward(input_ids,
@@ -92,9 +101,9 @@ ATTN = "sdpa"
 SIZES = {
     # GPT-2's MLP is 4 x hidden wide whatever "inner" says.
     "tiny": dict(layers=2, hidden=64, heads=4, kv_heads=2, inner=128,
-                 vocab=128, positions=64),
+                 vocab=128, positions=64, window=8),
     "bench": dict(layers=4, hidden=256, heads=4, kv_heads=2, inner=1024,
-                  vocab=4096, positions=128),
+                  vocab=4096, positions=128, window=64),
 }
 
 
@@ -109,14 +118,29 @@ def config_of(family, dropout, attn, size="tiny"):
             resid_pdrop=dropout, embd_pdrop=dropout, attn_pdrop=dropout,
             bos_token_id=0, eos_token_id=0, use_cache=False,
             attn_implementation=attn)
+    causal = dict(
+        hidden_size=z["hidden"], intermediate_size=z["inner"],
+        num_hidden_layers=z["layers"], num_attention_heads=z["heads"],
+        vocab_size=z["vocab"], max_position_embeddings=z["positions"],
+        attention_dropout=dropout, bos_token_id=0, eos_token_id=0,
+        use_cache=False, attn_implementation=attn)
     if family == "llama":
-        return transformers.LlamaConfig(
-            hidden_size=z["hidden"], intermediate_size=z["inner"],
-            num_hidden_layers=z["layers"], num_attention_heads=z["heads"],
-            num_key_value_heads=z["kv_heads"], vocab_size=z["vocab"],
-            max_position_embeddings=z["positions"], attention_dropout=dropout,
-            bos_token_id=0, eos_token_id=0, use_cache=False,
-            attn_implementation=attn)
+        return transformers.LlamaConfig(num_key_value_heads=z["kv_heads"],
+                                        **causal)
+    if family == "mistral":
+        return transformers.MistralConfig(
+            num_key_value_heads=z["kv_heads"],
+            head_dim=z["hidden"] // z["heads"], sliding_window=z["window"],
+            **causal)
+    if family == "qwen2":
+        return transformers.Qwen2Config(num_key_value_heads=z["kv_heads"],
+                                        tie_word_embeddings=True, **causal)
+    if family == "neox":
+        return transformers.GPTNeoXConfig(
+            hidden_dropout=dropout, use_parallel_residual=True,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                             "partial_rotary_factor": 0.5},
+            **causal)
     return transformers.BertConfig(
         hidden_size=z["hidden"], num_hidden_layers=z["layers"],
         num_attention_heads=z["heads"], intermediate_size=z["inner"],
@@ -126,7 +150,8 @@ def config_of(family, dropout, attn, size="tiny"):
 
 
 MODEL_CLASSES = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM",
-                 "bert": "BertForMaskedLM"}
+                 "bert": "BertForMaskedLM", "mistral": "MistralForCausalLM",
+                 "qwen2": "Qwen2ForCausalLM", "neox": "GPTNeoXForCausalLM"}
 
 
 def build_model(family, dropout, seed, attn=ATTN, size="tiny"):

@@ -36,7 +36,8 @@ DEBIAN_PYTHON = "/usr/bin/python3"
 def parse_args():
     """Parse the command line (export.py's model options)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--family", choices=["gpt2", "llama", "bert"], default="gpt2")
+    p.add_argument("--family", default="gpt2",
+                   choices=["gpt2", "llama", "bert", "mistral", "qwen2", "neox"])
     p.add_argument("--exporter", choices=["torchscript", "dynamo"],
                    default="torchscript")
     p.add_argument("--attn", choices=["eager", "sdpa"], default="sdpa")
