@@ -18,7 +18,14 @@
 // the transpose moves behind the rotation, where
 // pd-fold-transposes-into-matmul folds it into the attention's GEMM
 // instead of copying the activations (a [1, 1, T, D] table over
-// [B, H, T, D] is a [1, T, 1, D] one over [B, T, H, D]). Runs before
+// [B, H, T, D] is a [1, T, 1, D] one over [B, T, H, D]). Partial rotary
+// (GPT-NeoX, Phi: the rotation on the first R columns of each head, the
+// rest passed through) exports that rotation on a slice, concatenated with
+// the other slice: it becomes one pd.rotary of the whole head with R-wide
+// tables. A transpose read only by slices (GPT-NeoX's whole QKV
+// projection, transposed before Q, K and V are sliced off) moves behind
+// them, one smaller transpose per slice, so that Q's and K's sink below
+// their rotations and all three fold into the GEMMs. Runs before
 // pd-autodiff. Not bit for bit: the kernel may contract a product and the
 // sum into one fused multiply-add.
 //
@@ -51,21 +58,27 @@ ArrayRef<int64_t> shapeOf(Value v) {
 }
 
 /// Whether `v` is a one-reader slice of `x` taking, with unit steps, all of
-/// every axis but the last and [start, start + D / 2) of the last.
-bool isHalfOf(Value v, Value x, int64_t start) {
+/// every axis but the last and [start, start + size) of the last.
+bool isColumnsOf(Value v, Value x, int64_t start, int64_t size) {
   auto slice = v.getDefiningOp<SliceOp>();
   if (!slice || slice.getInput() != x || !v.hasOneUse())
     return false;
   ArrayRef<int64_t> in = shapeOf(x), out = shapeOf(v);
   int64_t last = in.size() - 1;
   for (int64_t d = 0; d <= last; ++d) {
-    int64_t size = d == last ? in[d] / 2 : in[d];
+    int64_t want = d == last ? size : in[d];
     int64_t begin = d == last ? start : 0;
-    if (out[d] != size || slice.getStarts()[d] != begin ||
+    if (out[d] != want || slice.getStarts()[d] != begin ||
         slice.getSteps()[d] != 1)
       return false;
   }
-  return in[last] % 2 == 0;
+  return true;
+}
+
+/// Whether `v` is the half of x's last axis that starts at `start`.
+bool isHalfOf(Value v, Value x, int64_t start) {
+  int64_t cols = shapeOf(x).back();
+  return cols % 2 == 0 && isColumnsOf(v, x, start, cols / 2);
 }
 
 /// Whether `r` is rotate_half(x) = concat(-x[h:], x[:h]) along the last
@@ -124,6 +137,40 @@ struct FuseRotary : public OpRewritePattern<AddOp> {
   }
 };
 
+/// Partial rotary (GPT-NeoX, Phi): concat(rotary(x[..., :R]), x[..., R:])
+/// along the last axis -> pd.rotary(x) with the same R-wide tables, which
+/// copies the columns past R; anchored on the concat.
+struct FusePartialRotary : public OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConcatOp concat,
+                                PatternRewriter &rewriter) const override {
+    int64_t last = concat.getType().getRank() - 1;
+    if (concat.getInputs().size() != 2 ||
+        static_cast<int64_t>(concat.getAxis()) != last)
+      return rewriter.notifyMatchFailure(concat, "not two parts of the last "
+                                                 "axis");
+    auto rotary = concat.getInputs()[0].getDefiningOp<RotaryOp>();
+    auto rest = concat.getInputs()[1].getDefiningOp<SliceOp>();
+    if (!rotary || !rotary->hasOneUse() || !rest)
+      return rewriter.notifyMatchFailure(concat, "not a rotation and a slice");
+    Value x = rest.getInput();
+    int64_t cols = shapeOf(x).back(), rotated = shapeOf(rotary).back();
+    if (x.getType() != concat.getType() ||
+        !isColumnsOf(rotary.getInput(), x, 0, rotated) ||
+        !isColumnsOf(rest, x, rotated, cols - rotated))
+      return rewriter.notifyMatchFailure(concat,
+                                         "parts are not x's columns in order");
+    if (!RotaryOp::tableLayout(shapeOf(x), shapeOf(rotary.getCos())))
+      return rewriter.notifyMatchFailure(concat,
+                                         "tables do not index x's rows");
+    rewriter.replaceOpWithNewOp<RotaryOp>(concat, concat.getType(), x,
+                                          rotary.getCos(), rotary.getSin(),
+                                          rotary.getAdjoint());
+    return success();
+  }
+};
+
 /// The shape of `table` (broadcast to a rank of `perm`'s size, the last
 /// axis last) in the layout before a transpose by `perm`, if it is a
 /// reshape of the table: its non-unit dims keep their order.
@@ -177,14 +224,57 @@ struct SinkTransposeBelowRotary : public OpRewritePattern<RotaryOp> {
   }
 };
 
+/// slice(transpose(x, perm)) -> transpose(slice(x), perm) for every slice
+/// of a transpose read only by slices (GPT-NeoX's QKV: the projection
+/// [B, T, H, 3 D] transposed whole to [B, H, T, 3 D], then Q, K and V
+/// sliced off): the whole-tensor copy disappears, and each part's
+/// transpose can sink below its rotation or fold into its GEMM.
+struct SinkTransposeBelowSlice : public OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = slice.getInput().getDefiningOp<TransposeOp>();
+    if (!transpose || !llvm::all_of(transpose->getUsers(), [](Operation *op) {
+          return isa<SliceOp>(op);
+        }))
+      return rewriter.notifyMatchFailure(slice, "input is no transpose read by "
+                                                "slices only");
+    // The slice's dim d is x's dim perm[d].
+    ArrayRef<int64_t> perm = transpose.getPerm(), out = shapeOf(slice);
+    size_t rank = perm.size();
+    SmallVector<int64_t> starts(rank), steps(rank), shape(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      starts[perm[d]] = slice.getStarts()[d];
+      steps[perm[d]] = slice.getSteps()[d];
+      shape[perm[d]] = out[d];
+    }
+    auto type = cast<RankedTensorType>(slice.getType());
+    Value part = rewriter.create<SliceOp>(slice.getLoc(), type.clone(shape),
+                                          transpose.getInput(),
+                                          rewriter.getDenseI64ArrayAttr(starts),
+                                          rewriter.getDenseI64ArrayAttr(steps));
+    rewriter.replaceOpWithNewOp<TransposeOp>(slice, type, part,
+                                             transpose.getPermAttr());
+    return success();
+  }
+};
+
 } // namespace
 
 void FuseRotaryEmbeddingPass::runOnOperation() {
-  RewritePatternSet patterns(&getContext());
-  patterns.add<FuseRotary, SinkTransposeBelowRotary>(&getContext());
   GreedyRewriteConfig config;
   config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-  if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
+  // First the rotations (partial ones whole), while their slices still
+  // read the tensor the export rotated; then the transposes move down.
+  RewritePatternSet fuse(&getContext());
+  fuse.add<FuseRotary, FusePartialRotary>(&getContext());
+  if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(fuse),
+                                          config)))
+    return signalPassFailure();
+  RewritePatternSet sink(&getContext());
+  sink.add<SinkTransposeBelowSlice, SinkTransposeBelowRotary>(&getContext());
+  if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(sink),
                                           config)))
     signalPassFailure();
 }

@@ -228,14 +228,13 @@ static void populateElementwise(RuntimePatterns &patterns) {
     return success();
   });
   patterns.add<RotaryOp>([](RotaryOp r, RuntimeCallBuilder &b) {
-    auto shape = shapeOf(r);
-    auto [tableRows, repeat] =
-        *RotaryOp::tableLayout(shape, shapeOf(r.getCos()));
+    auto shape = shapeOf(r), table = shapeOf(r.getCos());
+    auto [tableRows, repeat] = *RotaryOp::tableLayout(shape, table);
     b.call(RuntimeFn::pdrt_rotary,
            {b.ctx(), b.address(r.getInput()), b.address(r.getCos()),
             b.address(r.getSin()), b.address(r), b.i64(numel(r) / shape.back()),
-            b.i64(shape.back()), b.i64(tableRows), b.i64(repeat),
-            b.i32(r.getAdjoint() ? 1 : 0)});
+            b.i64(shape.back()), b.i64(table.back()), b.i64(tableRows),
+            b.i64(repeat), b.i32(r.getAdjoint() ? 1 : 0)});
     return success();
   });
   patterns.add<GeluOp>([](GeluOp g, RuntimeCallBuilder &b) {

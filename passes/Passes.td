@@ -181,7 +181,10 @@ def FuseRotaryEmbeddingPass : Pass<"pd-fuse-rotary-embedding", "::mlir::ModuleOp
     rotation (the heads' [B, T, H, D] -> [B, H, T, D]) moves behind it
     when the tables reshape to the layout before it, so that
     pd-fold-transposes-into-matmul can fold it into the attention's GEMM.
-    Runs before pd-autodiff.
+    Partial rotary (GPT-NeoX, Phi), concat(rotation(x[..., :R]),
+    x[..., R:]) along the last axis, becomes one pd.rotary of x with the
+    R-wide tables (which copies the columns past R). Runs before
+    pd-autodiff.
 
     Before:
     ```mlir

@@ -8,13 +8,16 @@
 // output. The table row of x row r is (r / repeat) mod table_rows, so that
 // a [T, dim] table serves x laid out as [B, H, T, dim] (repeat 1) and as
 // [B, T, H, dim] (repeat H) alike: the heads' transpose can stay folded
-// into the attention's GEMMs.
+// into the attention's GEMMs. Partial rotary (GPT-NeoX, Phi) rotates the
+// first `rotated` columns of each row and copies the others, where the
+// export sliced the row in two and concatenated the halves again.
 //
 //===----------------------------------------------------------------------===//
 
 #include "exec/context.h"
 #include "pdrt/pdrt.h"
 
+#include <cstring>
 #include <string>
 
 namespace {
@@ -42,24 +45,31 @@ void rotateRowAdjoint(const float *__restrict x, const float *__restrict c,
 
 extern "C" void pdrt_rotary(pdrt_ctx *ctx, const float *x, const float *cos,
                             const float *sin, float *y, int64_t rows,
-                            int64_t dim, int64_t table_rows, int64_t repeat,
-                            int32_t adjoint) {
+                            int64_t dim, int64_t rotated, int64_t table_rows,
+                            int64_t repeat, int32_t adjoint) {
   if (pdrt::hasError(ctx))
     return;
-  if (dim <= 0 || dim % 2 || table_rows < 1 || repeat < 1 || rows < 0) {
-    pdrt::setError(ctx, "pdrt_rotary: dim " + std::to_string(dim) +
-                            " (must be even), table rows " +
+  if (rotated < 2 || rotated % 2 || rotated > dim || table_rows < 1 ||
+      repeat < 1 || rows < 0) {
+    pdrt::setError(ctx, "pdrt_rotary: " + std::to_string(rotated) +
+                            " rotated of " + std::to_string(dim) +
+                            " columns (must be even and at most all), table "
+                            "rows " +
                             std::to_string(table_rows) + " and repeat " +
                             std::to_string(repeat) + " (must be >= 1)");
     return;
   }
-  const int64_t h = dim / 2;
+  const int64_t h = rotated / 2, rest = dim - rotated;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t t = (r / repeat) % table_rows;
-    const float *xr = x + r * dim, *c = cos + t * dim, *s = sin + t * dim;
+    const float *xr = x + r * dim, *c = cos + t * rotated,
+                *s = sin + t * rotated;
+    float *yr = y + r * dim;
     if (adjoint)
-      rotateRowAdjoint(xr, c, s, y + r * dim, h);
+      rotateRowAdjoint(xr, c, s, yr, h);
     else
-      rotateRow(xr, c, s, y + r * dim, h);
+      rotateRow(xr, c, s, yr, h);
+    if (rest)
+      std::memcpy(yr + rotated, xr + rotated, rest * sizeof(float));
   }
 }

@@ -119,3 +119,114 @@ func.func @left_alone(%x: tensor<2x4x8x16xf32>, %cos: tensor<1x1x8x16xf32>, %bad
   %y4 = pd.add %a4, %b4 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
   return %y, %y2, %y3, %r3, %y4 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
 }
+
+// -----
+
+// GPT-NeoX's partial rotary: the rotation on the first 8 of the head's 16
+// columns, concatenated with the other 8. One pd.rotary of the whole head
+// with the 8-wide tables.
+// CHECK-LABEL: func.func @neox_partial
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x8x16xf32>, %[[C:.*]]: tensor<1x1x8x8xf32>, %[[S:.*]]: tensor<1x1x8x8xf32>)
+// CHECK-NEXT: %[[Y:.*]] = pd.rotary %[[X]], %[[C]], %[[S]] : tensor<2x4x8x16xf32>, tensor<1x1x8x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @neox_partial(%x: tensor<2x4x8x16xf32>, %cos: tensor<1x1x8x8xf32>, %sin: tensor<1x1x8x8xf32>) -> tensor<2x4x8x16xf32> {
+  %rot = pd.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %pass = pd.slice %x {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %lo = pd.slice %rot {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x8xf32> -> tensor<2x4x8x4xf32>
+  %hi = pd.slice %rot {starts = array<i64: 0, 0, 0, 4>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x8xf32> -> tensor<2x4x8x4xf32>
+  %n = pd.neg %hi : tensor<2x4x8x4xf32>
+  %r = pd.concat %n, %lo {axis = 3 : i64} : (tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>) -> tensor<2x4x8x8xf32>
+  %a = pd.mul %rot, %cos : tensor<2x4x8x8xf32>, tensor<1x1x8x8xf32> -> tensor<2x4x8x8xf32>
+  %b = pd.mul %r, %sin : tensor<2x4x8x8xf32>, tensor<1x1x8x8xf32> -> tensor<2x4x8x8xf32>
+  %e = pd.add %a, %b : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32> -> tensor<2x4x8x8xf32>
+  %y = pd.concat %e, %pass {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+  return %y : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// Partial rotary left alone (the rotation of the slice still fuses): the
+// passed-through columns first, a rotation read elsewhere too, and parts
+// of two different tensors.
+// CHECK-LABEL: func.func @partial_left_alone
+// CHECK-COUNT-3: pd.concat
+// CHECK: return
+func.func @partial_left_alone(%x: tensor<2x4x8x16xf32>, %x2: tensor<2x4x8x16xf32>, %cos: tensor<1x1x8x8xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) {
+  %rot = pd.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %pass = pd.slice %x {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %e = pd.rotary %rot, %cos, %cos : tensor<2x4x8x8xf32>, tensor<1x1x8x8xf32>
+  %y = pd.concat %pass, %e {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+
+  %rot2 = pd.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %pass2 = pd.slice %x {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %e2 = pd.rotary %rot2, %cos, %cos : tensor<2x4x8x8xf32>, tensor<1x1x8x8xf32>
+  %y2 = pd.concat %e2, %pass2 {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+
+  %rot3 = pd.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %pass3 = pd.slice %x2 {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %e3 = pd.rotary %rot3, %cos, %cos : tensor<2x4x8x8xf32>, tensor<1x1x8x8xf32>
+  %y3 = pd.concat %e3, %pass3 {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+  return %y, %y2, %e2, %y3 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// GPT-NeoX's attention: the QKV projection [B, T, H, 3 D] transposed whole
+// to [B, H, T, 3 D], then Q, K and V sliced off, Q and K rotated on their
+// first half. The transpose moves behind the slices (one per part, none
+// of the whole tensor), then below Q's and K's rotations (tables reshaped
+// to [1, T, 1, R]); V's stays for pd-fold-transposes-into-matmul.
+// CHECK-LABEL: func.func @neox_qkv
+// CHECK-SAME: (%[[QKV:.*]]: tensor<2x8x4x48xf32>, %[[C:.*]]: tensor<1x1x8x8xf32>, %[[S:.*]]: tensor<1x1x8x8xf32>)
+// CHECK-NOT: tensor<2x4x8x48xf32>
+// CHECK-DAG: %[[Q:.*]] = pd.slice %[[QKV]] {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x8x4x48xf32> -> tensor<2x8x4x16xf32>
+// CHECK-DAG: %[[K:.*]] = pd.slice %[[QKV]] {starts = array<i64: 0, 0, 0, 16>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x8x4x48xf32> -> tensor<2x8x4x16xf32>
+// CHECK-DAG: %[[V:.*]] = pd.slice %[[QKV]] {starts = array<i64: 0, 0, 0, 32>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x8x4x48xf32> -> tensor<2x8x4x16xf32>
+// CHECK-DAG: %[[C2:.*]] = pd.reshape %[[C]] : tensor<1x1x8x8xf32> -> tensor<1x8x1x8xf32>
+// CHECK-DAG: %[[S2:.*]] = pd.reshape %[[S]] : tensor<1x1x8x8xf32> -> tensor<1x8x1x8xf32>
+// CHECK-DAG: %[[RQ:.*]] = pd.rotary %[[Q]], %[[C2]], %[[S2]] : tensor<2x8x4x16xf32>, tensor<1x8x1x8xf32>
+// CHECK-DAG: %[[RK:.*]] = pd.rotary %[[K]], %{{.*}}, %{{.*}} : tensor<2x8x4x16xf32>, tensor<1x8x1x8xf32>
+// CHECK-DAG: %[[TQ:.*]] = pd.transpose %[[RQ]] {perm = array<i64: 0, 2, 1, 3>}
+// CHECK-DAG: %[[TK:.*]] = pd.transpose %[[RK]] {perm = array<i64: 0, 2, 1, 3>}
+// CHECK-DAG: %[[TV:.*]] = pd.transpose %[[V]] {perm = array<i64: 0, 2, 1, 3>}
+// CHECK: return %[[TQ]], %[[TK]], %[[TV]]
+func.func @neox_qkv(%qkv: tensor<2x8x4x48xf32>, %cos: tensor<1x1x8x8xf32>, %sin: tensor<1x1x8x8xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) {
+  %t = pd.transpose %qkv {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x48xf32> -> tensor<2x4x8x48xf32>
+  %q = pd.slice %t {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x48xf32> -> tensor<2x4x8x16xf32>
+  %k = pd.slice %t {starts = array<i64: 0, 0, 0, 16>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x48xf32> -> tensor<2x4x8x16xf32>
+  %v = pd.slice %t {starts = array<i64: 0, 0, 0, 32>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x48xf32> -> tensor<2x4x8x16xf32>
+  %qr = pd.slice %q {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %qp = pd.slice %q {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %qlo = pd.slice %qr {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x8xf32> -> tensor<2x4x8x4xf32>
+  %qhi = pd.slice %qr {starts = array<i64: 0, 0, 0, 4>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x8xf32> -> tensor<2x4x8x4xf32>
+  %qn = pd.neg %qhi : tensor<2x4x8x4xf32>
+  %qh = pd.concat %qn, %qlo {axis = 3 : i64} : (tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>) -> tensor<2x4x8x8xf32>
+  %qa = pd.mul %qr, %cos : tensor<2x4x8x8xf32>, tensor<1x1x8x8xf32> -> tensor<2x4x8x8xf32>
+  %qb = pd.mul %qh, %sin : tensor<2x4x8x8xf32>, tensor<1x1x8x8xf32> -> tensor<2x4x8x8xf32>
+  %qe = pd.add %qa, %qb : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32> -> tensor<2x4x8x8xf32>
+  %qy = pd.concat %qe, %qp {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+  %kr = pd.slice %k {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %kp = pd.slice %k {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %klo = pd.slice %kr {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x8xf32> -> tensor<2x4x8x4xf32>
+  %khi = pd.slice %kr {starts = array<i64: 0, 0, 0, 4>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x8xf32> -> tensor<2x4x8x4xf32>
+  %kn = pd.neg %khi : tensor<2x4x8x4xf32>
+  %kh = pd.concat %kn, %klo {axis = 3 : i64} : (tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>) -> tensor<2x4x8x8xf32>
+  %ka = pd.mul %kr, %cos : tensor<2x4x8x8xf32>, tensor<1x1x8x8xf32> -> tensor<2x4x8x8xf32>
+  %kb = pd.mul %kh, %sin : tensor<2x4x8x8xf32>, tensor<1x1x8x8xf32> -> tensor<2x4x8x8xf32>
+  %ke = pd.add %ka, %kb : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32> -> tensor<2x4x8x8xf32>
+  %ky = pd.concat %ke, %kp {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+  return %qy, %ky, %v : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// A transpose read by something other than slices stays whole.
+// CHECK-LABEL: func.func @transpose_read_whole
+// CHECK: %[[T:.*]] = pd.transpose
+// CHECK: pd.slice %[[T]]
+// CHECK: return
+func.func @transpose_read_whole(%x: tensor<2x8x4x48xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8x48xf32>) {
+  %t = pd.transpose %x {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x48xf32> -> tensor<2x4x8x48xf32>
+  %q = pd.slice %t {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x48xf32> -> tensor<2x4x8x16xf32>
+  return %q, %t : tensor<2x4x8x16xf32>, tensor<2x4x8x48xf32>
+}

@@ -332,13 +332,16 @@ int64_t SwigluGradOp::getFlops() { return 20 * numElements(getGrad()); }
 // RotaryOp: y = x c + R(x) s, R(x) = concat(-x[h:], x[:h]), a linear map of
 //   x whose transpose is x c + R^T(x s), R^T(z) = concat(z[h:], -z[:h]):
 //   dx = the adjoint op on dy (and back), dc = sum_to(dy x),
-//   ds = sum_to(dy R(x)), or sum_to(R(dy) x) for the adjoint
+//   ds = sum_to(dy R(x)), or sum_to(R(dy) x) for the adjoint; x and dy
+//   there are their first R columns (partial rotary; the columns past R
+//   pass through, their gradient too)
 //===----------------------------------------------------------------------===//
 
 std::optional<std::pair<int64_t, int64_t>>
 RotaryOp::tableLayout(ArrayRef<int64_t> x, ArrayRef<int64_t> table) {
   int64_t rank = x.size(), offset = rank - static_cast<int64_t>(table.size());
-  if (rank < 1 || offset < 0 || table.back() != x.back() || x.back() % 2)
+  if (rank < 1 || offset < 0 || table.back() < 2 || table.back() > x.back() ||
+      table.back() % 2)
     return std::nullopt;
   // Leading dims: a run of x's dims the table has whole (units of x may
   // sit inside it), broadcast (size 1 in the table) everywhere else.
@@ -371,7 +374,8 @@ LogicalResult RotaryOp::verify() {
   if (!tableLayout(x, table))
     return emitOpError("cos and sin ")
            << shapeStr(table) << " must broadcast to the input " << shapeStr(x)
-           << " as one run of dims, with the last (even) axis whole";
+           << " as one run of dims, with an even last axis no longer than "
+              "the input's";
   return success();
 }
 
@@ -393,13 +397,30 @@ static Value rotateHalf(OpBuilder &b, Location loc, Value z) {
                             b.getI64IntegerAttr(rank - 1));
 }
 
+/// The first `cols` columns of z's last axis (z itself when that is all).
+static Value leadingColumns(OpBuilder &b, Location loc, Value z, int64_t cols) {
+  auto type = cast<RankedTensorType>(z.getType());
+  if (type.getShape().back() == cols)
+    return z;
+  SmallVector<int64_t> shape(type.getShape()), starts(shape.size(), 0),
+      steps(shape.size(), 1);
+  shape.back() = cols;
+  return b.create<SliceOp>(
+      loc, RankedTensorType::get(shape, type.getElementType()), z,
+      b.getDenseI64ArrayAttr(starts), b.getDenseI64ArrayAttr(steps));
+}
+
 LogicalResult RotaryOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                  SmallVectorImpl<Value> &operandGrads) {
   Location loc = getLoc();
-  Value dy = resultGrads[0], x = getInput();
-  Type type = getType(), table = getCos().getType();
-  operandGrads.push_back(
-      b.create<RotaryOp>(loc, type, dy, getCos(), getSin(), !getAdjoint()));
+  auto table = cast<RankedTensorType>(getCos().getType());
+  operandGrads.push_back(b.create<RotaryOp>(loc, getType(), resultGrads[0],
+                                            getCos(), getSin(), !getAdjoint()));
+  // The tables' gradients read the rotated columns only.
+  int64_t rotated = table.getShape().back();
+  Value dy = leadingColumns(b, loc, resultGrads[0], rotated);
+  Value x = leadingColumns(b, loc, getInput(), rotated);
+  Type type = x.getType();
   operandGrads.push_back(
       sumTo(b, loc, b.create<MulOp>(loc, type, dy, x), table));
   Value sinGrad = getAdjoint()
@@ -409,7 +430,12 @@ LogicalResult RotaryOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
-int64_t RotaryOp::getFlops() { return 3 * numElements(getResult()); }
+int64_t RotaryOp::getFlops() {
+  // Three per rotated element; the columns past them are copied.
+  auto table = cast<RankedTensorType>(getCos().getType()).getShape();
+  int64_t cols = cast<RankedTensorType>(getType()).getShape().back();
+  return 3 * numElements(getResult()) / cols * table.back();
+}
 
 //===----------------------------------------------------------------------===//
 // DropoutOp: y = x * keep / (1 - p)    dx = dy * keep / (1 - p), the same op

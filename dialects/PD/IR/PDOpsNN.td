@@ -301,26 +301,31 @@ def PD_RotaryOp : PD_Op<"rotary", [Pure,
     DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
   let summary = "Rotary position embedding: x cos + rotate_half(x) sin.";
   let description = [{
-    Along the last axis, of even size D = 2 h: y = x * cos + r * sin with
-    r = rotate_half(x) = concat(-x[h:], x[:h]), that is y[i] = x[i] cos[i]
-    - x[i + h] sin[i] and y[i + h] = x[i + h] cos[i + h] + x[i] sin[i + h]
-    for i < h. With `adjoint` it is the transposed map, x cos +
-    rotate_half^T(x sin) with rotate_half^T(z) = concat(z[h:], -z[:h]):
-    y[i] = x[i] cos[i] + x[i + h] sin[i + h], y[i + h] = x[i + h]
-    cos[i + h] - x[i] sin[i]; the gradient of the one is the other.
+    Along the first R dims of the last axis (R = 2 h even: the tables'
+    last dim, the input's whole last axis or, partial rotary as in
+    GPT-NeoX and Phi, a leading part of it): y = x * cos + r * sin with r =
+    rotate_half(x) = concat(-x[h:R], x[:h]), that is y[i] = x[i] cos[i] -
+    x[i + h] sin[i] and y[i + h] = x[i + h] cos[i + h] + x[i] sin[i + h]
+    for i < h; y[j] = x[j] for R <= j. With `adjoint` it is the transposed
+    map, x cos + rotate_half^T(x sin) with rotate_half^T(z) = concat(z[h:],
+    -z[:h]): y[i] = x[i] cos[i] + x[i + h] sin[i + h], y[i + h] = x[i + h]
+    cos[i + h] - x[i] sin[i] (y[j] = x[j] past R); the gradient of the one
+    is the other.
 
-    `cos` and `sin` (one type) broadcast to x (numpy rules) with the
-    last axis whole, and their leading dims that are not broadcast form one
-    run: the table is then [rows, D] for the x rows viewed as [rows', D],
-    x row r reading table row (r / repeat) mod rows, repeat being the
-    product of x's dims after the run. A [1, 1, T, D] table over [B, H, T,
-    D] (Hugging Face's layout) and a [1, T, 1, D] one over [B, T, H, D]
-    both are. pd-fuse-rotary-embedding forms it from the exported slices,
-    neg, concat, two multiplies and an add.
+    `cos` and `sin` (one type) broadcast to x's first R columns (numpy
+    rules), and their leading dims that are not broadcast form one run: the
+    table is then [rows, R] for the x rows viewed as [rows', D], x row r
+    reading table row (r / repeat) mod rows, repeat being the product of
+    x's dims after the run. A [1, 1, T, R] table over [B, H, T, D] (Hugging
+    Face's layout) and a [1, T, 1, R] one over [B, T, H, D] both are.
+    pd-fuse-rotary-embedding forms it from the exported slices, neg,
+    concat, two multiplies and an add (and, partial, the slices and the
+    concat around them).
 
     ```mlir
     %y = pd.rotary %x, %cos, %sin : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32>
     %dx = pd.rotary %dy, %cos, %sin {adjoint} : tensor<2x8x4x16xf32>, tensor<1x8x1x16xf32>
+    %p = pd.rotary %x, %c, %s : tensor<2x4x8x16xf32>, tensor<1x1x8x8xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$input, PD_F32Tensor:$cos,
@@ -331,9 +336,10 @@ def PD_RotaryOp : PD_Op<"rotary", [Pure,
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// How a [..., D] table of shape `table` indexes the rows of an x of
+    /// How a [..., R] table of shape `table` indexes the rows of an x of
     /// shape `x`: {table rows, repeat} (see the description), or nullopt
-    /// if it does not broadcast to x as one run with the last axis whole.
+    /// if it does not broadcast to x's first R columns as one run (R even,
+    /// at most x's last dim).
     static std::optional<std::pair<int64_t, int64_t>>
     tableLayout(::llvm::ArrayRef<int64_t> x, ::llvm::ArrayRef<int64_t> table);
   }];

@@ -43,16 +43,19 @@ void pdrt_swiglu(pdrt_ctx *ctx, const float *gate, const float *up, float *y,
 void pdrt_swiglu_grad(pdrt_ctx *ctx, const float *dy, const float *gate,
                       const float *up, float *dgate, float *dup, int64_t n);
 
-/// Rotary position embedding over x viewed as [rows, dim] (dim even, h =
-/// dim / 2): y[i] = x[i] cos[i] - x[i + h] sin[i] and y[i + h] = x[i + h]
-/// cos[i + h] + x[i] sin[i + h] for i < h (x cos + rotate_half(x) sin),
-/// with cos and sin the rows of [table_rows, dim] tables, x row r reading
-/// table row (r / repeat) mod table_rows. With `adjoint` the transposed
-/// map (the gradient): y[i] = x[i] cos[i] + x[i + h] sin[i + h] and
-/// y[i + h] = x[i + h] cos[i + h] - x[i] sin[i]. y must not overlap x.
+/// Rotary position embedding over the first `rotated` columns (even, h =
+/// rotated / 2) of x viewed as [rows, dim]: y[i] = x[i] cos[i] - x[i + h]
+/// sin[i] and y[i + h] = x[i + h] cos[i + h] + x[i] sin[i + h] for i < h
+/// (x cos + rotate_half(x) sin), y[j] = x[j] for rotated <= j < dim
+/// (partial rotary), with cos and sin the rows of [table_rows, rotated]
+/// tables, x row r reading table row (r / repeat) mod table_rows. With
+/// `adjoint` the transposed map (the gradient): y[i] = x[i] cos[i] +
+/// x[i + h] sin[i + h] and y[i + h] = x[i + h] cos[i + h] - x[i] sin[i].
+/// y must not overlap x.
 void pdrt_rotary(pdrt_ctx *ctx, const float *x, const float *cos,
                  const float *sin, float *y, int64_t rows, int64_t dim,
-                 int64_t table_rows, int64_t repeat, int32_t adjoint);
+                 int64_t rotated, int64_t table_rows, int64_t repeat,
+                 int32_t adjoint);
 
 /// GELU: y[i] = 0.5 x (1 + erf(x / sqrt(2))), or with `approx_tanh` the
 /// approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).

@@ -266,17 +266,27 @@ func.func @add_layer_norm_rhs_bias_axis(%a: tensor<2x4xf32>, %g: tensor<2x4xf32>
 
 // Tests that pd.rotary's tables broadcast to the input as one run of dims.
 func.func @rotary_table_not_a_run(%x: tensor<2x4x8x16xf32>, %c: tensor<2x1x8x16xf32>) {
-  // expected-error @+1 {{'pd.rotary' op cos and sin [2,1,8,16] must broadcast to the input [2,4,8,16] as one run of dims, with the last (even) axis whole}}
+  // expected-error @+1 {{'pd.rotary' op cos and sin [2,1,8,16] must broadcast to the input [2,4,8,16] as one run of dims, with an even last axis no longer than the input's}}
   %0 = pd.rotary %x, %c, %c : tensor<2x4x8x16xf32>, tensor<2x1x8x16xf32>
   return
 }
 
 // -----
 
-// Tests that pd.rotary rotates an even last axis, whole in the tables.
+// Tests that pd.rotary rotates an even number of columns.
 func.func @rotary_odd_axis(%x: tensor<2x8x15xf32>, %c: tensor<8x15xf32>) {
-  // expected-error @+1 {{'pd.rotary' op cos and sin [8,15] must broadcast to the input [2,8,15] as one run of dims, with the last (even) axis whole}}
+  // expected-error @+1 {{'pd.rotary' op cos and sin [8,15] must broadcast to the input [2,8,15] as one run of dims, with an even last axis no longer than the input's}}
   %0 = pd.rotary %x, %c, %c : tensor<2x8x15xf32>, tensor<8x15xf32>
+  return
+}
+
+// -----
+
+// Tests that pd.rotary's tables are no wider than the input (partial
+// rotary rotates the leading columns).
+func.func @rotary_tables_too_wide(%x: tensor<2x8x16xf32>, %c: tensor<8x18xf32>) {
+  // expected-error @+1 {{'pd.rotary' op cos and sin [8,18] must broadcast to the input [2,8,16] as one run of dims, with an even last axis no longer than the input's}}
+  %0 = pd.rotary %x, %c, %c : tensor<2x8x16xf32>, tensor<8x18xf32>
   return
 }
 

@@ -149,13 +149,16 @@ func.func @decoder_ops(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
 }
 
 // Tests that pd.rotary round-trips, plain and adjoint, with tables of the
-// heads-first and the tokens-first layout.
+// heads-first and the tokens-first layout, and partial (tables narrower
+// than the input: its leading columns rotated).
 
 // CHECK-LABEL: func.func @rotary
-func.func @rotary(%x: tensor<2x4x8x16xf32>, %c: tensor<1x1x8x16xf32>, %s: tensor<1x1x8x16xf32>, %t: tensor<2x8x4x16xf32>, %c2: tensor<1x8x1x16xf32>) {
+func.func @rotary(%x: tensor<2x4x8x16xf32>, %c: tensor<1x1x8x16xf32>, %s: tensor<1x1x8x16xf32>, %t: tensor<2x8x4x16xf32>, %c2: tensor<1x8x1x16xf32>, %c3: tensor<1x1x8x4xf32>) {
   // CHECK: pd.rotary %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32>
   %y = pd.rotary %x, %c, %s : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32>
   // CHECK: pd.rotary %{{.+}}, %{{.+}}, %{{.+}} {adjoint} : tensor<2x8x4x16xf32>, tensor<1x8x1x16xf32>
   %z = pd.rotary %t, %c2, %c2 {adjoint} : tensor<2x8x4x16xf32>, tensor<1x8x1x16xf32>
+  // CHECK: pd.rotary %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x4x8x16xf32>, tensor<1x1x8x4xf32>
+  %p = pd.rotary %x, %c3, %c3 : tensor<2x4x8x16xf32>, tensor<1x1x8x4xf32>
   return
 }

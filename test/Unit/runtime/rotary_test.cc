@@ -3,7 +3,8 @@
 // pdrt_rotary against x cos + rotate_half(x) sin in double, over both
 // layouts of the heads (a [T, D] table read by repeat 1 and by repeat H,
 // the same bits), its adjoint against the transpose of the forward map,
-// and its argument checks.
+// partial rotary (the leading columns rotated, the others copied) and its
+// argument checks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace {
@@ -45,7 +47,7 @@ std::vector<float> rotate(const std::vector<float> &x,
   std::vector<float> y(x.size());
   pdrt_ctx ctx;
   pdrt_rotary(&ctx, x.data(), c.data(), s.data(), y.data(), x.size() / kD, kD,
-              kT, repeat, adjoint);
+              kD, kT, repeat, adjoint);
   EXPECT_FALSE(ctx.failed) << ctx.error;
   return y;
 }
@@ -96,14 +98,44 @@ TEST(Rotary, AdjointIsTheTransposedMap) {
   EXPECT_NEAR(lhs, rhs, 1e-6 * scale);
 }
 
-TEST(Rotary, OddDimIsAContextError) {
-  pdrt_ctx ctx;
-  std::vector<float> x(6, 1.0f), t(3, 1.0f), y(6, -1.0f);
-  pdrt_rotary(&ctx, x.data(), t.data(), t.data(), y.data(), 2, 3, 1, 1, 0);
-  ASSERT_TRUE(ctx.failed);
-  EXPECT_EQ(ctx.error, "pdrt_rotary: dim 3 (must be even), table rows 1 and "
-                       "repeat 1 (must be >= 1)");
-  EXPECT_EQ(y, std::vector<float>(6, -1.0f));
+TEST(Rotary, PartialRotatesTheLeadingColumnsAndCopiesTheRest) {
+  // Rows of kD + kRest columns with [kT, kD] tables: the first kD columns
+  // get the bits of the whole-row rotation, the others are x's.
+  constexpr int64_t kRest = 6, kCols = kD + kRest, kRows = kB * kH * kT;
+  auto x = randomVector(kRows * kCols, 8);
+  auto c = randomVector(kT * kD, 9), s = randomVector(kT * kD, 10);
+  std::vector<float> lead(kRows * kD);
+  for (int64_t r = 0; r < kRows; ++r)
+    for (int64_t i = 0; i < kD; ++i)
+      lead[r * kD + i] = x[r * kCols + i];
+  for (bool adjoint : {false, true}) {
+    std::vector<float> whole = rotate(lead, c, s, /*repeat=*/1, adjoint);
+    std::vector<float> y(x.size(), -1.0f);
+    pdrt_ctx ctx;
+    pdrt_rotary(&ctx, x.data(), c.data(), s.data(), y.data(), kRows, kCols, kD,
+                kT, 1, adjoint);
+    ASSERT_FALSE(ctx.failed) << ctx.error;
+    for (int64_t r = 0; r < kRows; ++r)
+      for (int64_t i = 0; i < kCols; ++i)
+        EXPECT_EQ(y[r * kCols + i],
+                  i < kD ? whole[r * kD + i] : x[r * kCols + i])
+            << "adjoint " << adjoint << " row " << r << " column " << i;
+  }
+}
+
+TEST(Rotary, OddOrTooManyRotatedColumnsAreAContextError) {
+  std::vector<float> x(8, 1.0f), t(6, 1.0f), y(8, -1.0f);
+  for (int64_t rotated : {3, 6}) {
+    pdrt_ctx ctx;
+    pdrt_rotary(&ctx, x.data(), t.data(), t.data(), y.data(), 2, 4, rotated, 1,
+                1, 0);
+    ASSERT_TRUE(ctx.failed);
+    EXPECT_EQ(ctx.error, "pdrt_rotary: " + std::to_string(rotated) +
+                             " rotated of 4 columns (must be even and at "
+                             "most all), table rows 1 and repeat 1 (must be "
+                             ">= 1)");
+    EXPECT_EQ(y, std::vector<float>(8, -1.0f));
+  }
 }
 
 } // namespace
