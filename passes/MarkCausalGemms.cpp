@@ -15,8 +15,11 @@
 // result_lower) or each row block of C over op(A)'s nonzero columns only
 // (P V, dS K: lhs_lower; P^T dO, dS^T Q: lhs_upper).
 //
-// The mask must be a compile-time constant [T, T] keeping exactly j <= i
-// over scores [..., T, T]. P may reach its GEMMs through a where that
+// The mask must be a compile-time constant [T, T] over scores [..., T, T]
+// that keeps each row's diagonal and nothing above it: the causal mask
+// j <= i, or a band inside it (a sliding window, Mistral's), whose P is
+// as lower triangular and whose rows the softmax gradient reads only up
+// to the diagonal too. P may reach its GEMMs through a where that
 // replaces NaNs by zeros (torch's export of scaled dot product
 // attention), which keeps it lower triangular. A GEMM whose P or dS
 // operand is read through a permutation of its matrix dims or a select,
@@ -50,8 +53,11 @@ struct MarkCausalGemmsPass
   void runOnOperation() override;
 };
 
-/// Whether `softmax` applies a constant causal mask (row i keeps columns
-/// j <= i) to square [..., T, T] scores.
+/// Whether `softmax` applies to square [..., T, T] scores a constant mask
+/// inside the causal one: row i keeps its diagonal and no column j > i
+/// (the causal mask itself, or a sliding window: Mistral's band). Every
+/// row keeps something, so none is an empty row's fill, and P is zero
+/// above the diagonal.
 bool isCausal(MaskedSoftmaxOp softmax) {
   auto shape = cast<RankedTensorType>(softmax.getType()).getShape();
   DenseElementsAttr mask;
@@ -64,7 +70,8 @@ bool isCausal(MaskedSoftmaxOp softmax) {
     return false;
   int64_t at = 0;
   for (bool keep : mask.getValues<bool>()) {
-    if (keep != (at % t <= at / t))
+    int64_t row = at / t, col = at % t;
+    if (col > row ? keep : col == row && !keep)
       return false;
     ++at;
   }

@@ -375,7 +375,8 @@ def MarkCausalGemmsPass : Pass<"pd-mark-causal-gemms", "::mlir::ModuleOp"> {
   let summary = "Lets attention's batched GEMMs skip what the causal mask zeroes.";
   let description = [{
     Under a causal pd.masked_softmax (a constant [T, T] mask keeping
-    j <= i, over scores [..., T, T]) the probabilities P and their
+    j <= i, or a band inside it that keeps every diagonal element: a
+    sliding window, over scores [..., T, T]) the probabilities P and their
     gradient dS are lower triangular, and only the lower triangles of the
     scores S and of dP are read. This pass sets pd.batch_matmul's
     `triangle` on the GEMMs around it: `result_lower` on the single-use

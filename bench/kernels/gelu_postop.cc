@@ -16,12 +16,13 @@
 // operands, as in a step; best and mean of 10 calls, ms.
 // Build and run: bench/kernels/run.sh gelu_postop [MIB]
 // On the AMX Xeon (family 6 model 167, oneDNN 2.6 brg:avx512_core,
-// 2026-11-28, three runs, best ms): sgemm + gelu_grad 4.11-4.91, post-op +
-// colsum 4.69-5.05, post-op only 4.05-4.55, matmul 3.43-3.67, sgemm
-// 3.08-3.79, gelu_grad 1.11-1.42. The post-op reads g from memory as the
-// separate pass reads z, so it saves only the write and the read of
-// dY W2 (0.1-0.4 ms), which the bias gradient's own pass over dz costs
-// again: no gain, so pdc keeps the GEMM and pdrt_gelu_grad_bias.
+// 2026-11-28, four runs, the last evicting 256 MiB, best ms): sgemm +
+// gelu_grad 4.11-4.91, post-op + colsum 4.49-5.05, post-op only 3.99-4.55,
+// matmul 3.37-3.67, sgemm 2.88-3.79, gelu_grad 1.11-1.42. The post-op
+// reads g from memory as the separate pass reads z, so it saves only the
+// write and the read of dY W2 (0.1-0.4 ms), which the bias gradient's own
+// pass over dz costs again: no gain, so pdc keeps the GEMM and
+// pdrt_gelu_grad_bias.
 #include <dnnl.hpp>
 #include <oneapi/dnnl/dnnl.h>
 

@@ -12,8 +12,8 @@
   bert   BertForMaskedLM (2 layers, hidden 64, 4 heads, intermediate 128;
          padding mask input; decoder tied to the word embedding)
   mistral MistralForCausalLM (Llama's blocks; grouped-query attention with
-         a sliding window of WINDOW positions: a band mask, not the causal
-         triangle, whenever the sequence is longer than the window)
+         a sliding window of 8 positions (64 at --size bench): a band
+         mask, not the causal triangle, when the sequence is longer)
   qwen2  Qwen2ForCausalLM (Llama's blocks with biased Q, K and V
          projections; LM head tied to the embedding, as in Qwen2-0.5B)
   neox   GPTNeoXForCausalLM (fused QKV projection laid out head by head,

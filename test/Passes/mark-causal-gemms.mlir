@@ -60,20 +60,45 @@ func.func @in_place_heads(%qkv: tensor<2x4x3x2x8xf32>) -> tensor<2x4x2x8xf32> {
 
 // -----
 
-// Left dense: a mask that is not exactly j <= i (a sliding window that
-// drops column 0 of row 3), and no mask at all.
-// CHECK-LABEL: func.func @not_causal
-// CHECK-NOT: triangle
-// CHECK-NOT: causal
-func.func @not_causal(%q: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+// A sliding window (Mistral's band: row 3 drops column 0) lies inside the
+// causal mask and keeps every diagonal element: P is as lower triangular,
+// and the GEMMs and the softmax gradient are marked as under the causal
+// mask.
+// CHECK-LABEL: func.func @sliding_window
+// CHECK: %[[S:.*]] = pd.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs, triangle = #pd.triangle<result_lower>}
+// CHECK: %[[P:.*]] = pd.masked_softmax %[[S]], %{{.*}} {diagonal_blocks}
+// CHECK: pd.batch_matmul %[[P]], %{{.*}} {triangle = #pd.triangle<lhs_lower>}
+// CHECK: pd.masked_softmax_grad %{{.*}}, %[[P]] {causal}
+func.func @sliding_window(%q: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %dp: tensor<2x4x4xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x4xf32>) {
   %window = pd.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [false, true, true, true]]> : tensor<4x4xi1>
   %s = pd.batch_matmul %q, %q {transpose_rhs} : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x4xf32>
   %p = pd.masked_softmax %s, %window {scale = 1.000000e+00 : f32} : tensor<2x4x4xf32>, tensor<4x4xi1>
   %o = pd.batch_matmul %p, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %ds = pd.masked_softmax_grad %dp, %p {scale = 1.000000e+00 : f32} : tensor<2x4x4xf32>
+  return %o, %ds : tensor<2x4x8xf32>, tensor<2x4x4xf32>
+}
+
+// -----
+
+// Left dense: a mask that keeps an element above the diagonal, one that
+// drops a diagonal element (its row could keep nothing), and no mask at
+// all.
+// CHECK-LABEL: func.func @not_causal
+// CHECK-NOT: triangle
+// CHECK-NOT: causal
+func.func @not_causal(%q: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %above = pd.constant dense<[[true, true, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %s = pd.batch_matmul %q, %q {transpose_rhs} : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %p = pd.masked_softmax %s, %above {scale = 1.000000e+00 : f32} : tensor<2x4x4xf32>, tensor<4x4xi1>
+  %o = pd.batch_matmul %p, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %nodiag = pd.constant dense<[[true, false, false, false], [true, false, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %s1 = pd.batch_matmul %q, %q {transpose_rhs} : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %p1 = pd.masked_softmax %s1, %nodiag {scale = 1.000000e+00 : f32} : tensor<2x4x4xf32>, tensor<4x4xi1>
+  %o1 = pd.batch_matmul %p1, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
   %s2 = pd.batch_matmul %q, %q {transpose_rhs} : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x4xf32>
   %p2 = pd.masked_softmax %s2 {scale = 1.000000e+00 : f32} : tensor<2x4x4xf32>
   %o2 = pd.batch_matmul %p2, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
-  return %o, %o2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  return %o, %o1, %o2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
 }
 
 // -----

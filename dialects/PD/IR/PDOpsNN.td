@@ -447,8 +447,9 @@ def PD_MaskedSoftmaxGradOp : PD_Op<"masked_softmax_grad", [Pure,
     dx = scale * y * (dy - sum(dy * y)) along the last axis; masked
     elements have y = 0 and so get dx = 0. With `causal` (set by
     pd-mark-causal-gemms) the rows are those of [T, T] matrices under the
-    causal mask: row i of each keeps its first i + 1 elements, dy is read
-    there only (its tail may hold anything) and dx is zero after them; with
+    causal mask or a band inside it: row i of each keeps at most its first
+    i + 1 elements, dy is read there only (its tail may hold anything) and
+    dx is zero after them; with
     `diagonal_blocks` too (every reader of dx skips the blocks above the
     diagonal) dx is written only up to the end of each row's diagonal
     block, as pd.masked_softmax writes y.
