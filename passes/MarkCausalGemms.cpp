@@ -58,7 +58,7 @@ struct MarkCausalGemmsPass
 /// (the causal mask itself, or a sliding window: Mistral's band). Every
 /// row keeps something, so none is an empty row's fill, and P is zero
 /// above the diagonal.
-bool isCausal(MaskedSoftmaxOp softmax) {
+bool isWithinCausal(MaskedSoftmaxOp softmax) {
   auto shape = cast<RankedTensorType>(softmax.getType()).getShape();
   DenseElementsAttr mask;
   if (!softmax.getMask() || shape.size() < 2 ||
@@ -163,7 +163,7 @@ bool readOnlyToDiagonalBlocks(Value lower) {
 
 void MarkCausalGemmsPass::runOnOperation() {
   getOperation().walk([&](MaskedSoftmaxOp softmax) {
-    if (!isCausal(softmax))
+    if (!isWithinCausal(softmax))
       return;
     markScores(softmax.getInput(), minResultRows);
     markReaders(softmax.getResult(), minResultRows);

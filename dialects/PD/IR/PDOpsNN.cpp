@@ -379,35 +379,34 @@ LogicalResult RotaryOp::verify() {
   return success();
 }
 
+/// Columns [start, start + cols) of z's last axis, as a pd.slice.
+static Value columns(OpBuilder &b, Location loc, Value z, int64_t start,
+                     int64_t cols) {
+  auto type = cast<RankedTensorType>(z.getType());
+  SmallVector<int64_t> shape(type.getShape()), starts(shape.size(), 0),
+      steps(shape.size(), 1);
+  shape.back() = cols;
+  starts.back() = start;
+  return b.create<SliceOp>(
+      loc, RankedTensorType::get(shape, type.getElementType()), z,
+      b.getDenseI64ArrayAttr(starts), b.getDenseI64ArrayAttr(steps));
+}
+
 /// rotate_half(z) = concat(-z[h:], z[:h]) along the last axis, in ops.
 static Value rotateHalf(OpBuilder &b, Location loc, Value z) {
   auto type = cast<RankedTensorType>(z.getType());
-  int64_t rank = type.getRank(), h = type.getShape().back() / 2;
-  SmallVector<int64_t> halfShape(type.getShape()), starts(rank, 0),
-      steps(rank, 1);
-  halfShape.back() = h;
-  auto half = RankedTensorType::get(halfShape, type.getElementType());
-  Value low = b.create<SliceOp>(loc, half, z, b.getDenseI64ArrayAttr(starts),
-                                b.getDenseI64ArrayAttr(steps));
-  starts.back() = h;
-  Value high = b.create<SliceOp>(loc, half, z, b.getDenseI64ArrayAttr(starts),
-                                 b.getDenseI64ArrayAttr(steps));
-  Value negHigh = b.create<NegOp>(loc, half, high);
+  int64_t h = type.getShape().back() / 2;
+  Value low = columns(b, loc, z, 0, h), high = columns(b, loc, z, h, h);
+  Value negHigh = b.create<NegOp>(loc, high.getType(), high);
   return b.create<ConcatOp>(loc, type, ValueRange{negHigh, low},
-                            b.getI64IntegerAttr(rank - 1));
+                            b.getI64IntegerAttr(type.getRank() - 1));
 }
 
 /// The first `cols` columns of z's last axis (z itself when that is all).
 static Value leadingColumns(OpBuilder &b, Location loc, Value z, int64_t cols) {
-  auto type = cast<RankedTensorType>(z.getType());
-  if (type.getShape().back() == cols)
+  if (cast<RankedTensorType>(z.getType()).getShape().back() == cols)
     return z;
-  SmallVector<int64_t> shape(type.getShape()), starts(shape.size(), 0),
-      steps(shape.size(), 1);
-  shape.back() = cols;
-  return b.create<SliceOp>(
-      loc, RankedTensorType::get(shape, type.getElementType()), z,
-      b.getDenseI64ArrayAttr(starts), b.getDenseI64ArrayAttr(steps));
+  return columns(b, loc, z, 0, cols);
 }
 
 LogicalResult RotaryOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
