@@ -1,4 +1,4 @@
-//===- MarkCausalGemms.cpp - Causal attention's GEMMs skip zero blocks -*- C++ -*-===//
+//===- MarkCausalGemms.cpp - Causal GEMMs skip zero blocks ------*- C++ -*-===//
 //
 // pd-mark-causal-gemms: causal attention computes, per batch and head,
 //

@@ -1,4 +1,4 @@
-//===- nn_kernels_test.cc - nn kernels against hand-computed values ---------===//
+//===- nn_kernels_test.cc - nn kernels against hand-computed values -------===//
 //
 // pdrt_unary / pdrt_unary_grad for cos, sin, sigmoid and SiLU (and the
 // unknown-kind error), pdrt_swiglu and its gradient, and pdrt_rms_norm against hand-computed rows with its gradient
