@@ -13,19 +13,13 @@
 // elementwise tree), and backward the slices' and concat's gradients and
 // the negation's (which stashes its input and output). This
 // pass makes it one pd.rotary (one pass over x each way; its gradient is
-// the adjoint rotation). The heads' transpose usually sits just before it
-// (x = transpose(reshape(Q projection))); where the tables' layout allows,
-// the transpose moves behind the rotation, where
-// pd-fold-transposes-into-matmul folds it into the attention's GEMM
-// instead of copying the activations (a [1, 1, T, D] table over
-// [B, H, T, D] is a [1, T, 1, D] one over [B, T, H, D]). Partial rotary
-// (GPT-NeoX, Phi: the rotation on the first R columns of each head, the
-// rest passed through) exports that rotation on a slice, concatenated with
-// the other slice: it becomes one pd.rotary of the whole head with R-wide
-// tables. A transpose read only by slices (GPT-NeoX's whole QKV
-// projection, transposed before Q, K and V are sliced off) moves behind
-// them, one smaller transpose per slice, so that Q's and K's sink below
-// their rotations and all three fold into the GEMMs. Runs before
+// the adjoint rotation). Partial rotary (GPT-NeoX, Phi: the rotation on
+// the first R columns of each head, the rest passed through) exports that
+// rotation on a slice, concatenated with the other slice: it becomes one
+// pd.rotary of the whole head with R-wide tables. The heads' transpose
+// that usually sits before the rotation (x = transpose(reshape(Q
+// projection))) is pd-sink-transposes' to move, after this pass: the
+// slices must still read the tensor the export rotated. Runs before
 // pd-autodiff. Not bit for bit: the kernel may contract a product and the
 // sum into one fused multiply-add.
 //
@@ -171,110 +165,14 @@ struct FusePartialRotary : public OpRewritePattern<ConcatOp> {
   }
 };
 
-/// The shape of `table` (broadcast to a rank of `perm`'s size, the last
-/// axis last) in the layout before a transpose by `perm`, if it is a
-/// reshape of the table: its non-unit dims keep their order.
-std::optional<SmallVector<int64_t>>
-tableBeforeTranspose(ArrayRef<int64_t> table, ArrayRef<int64_t> perm) {
-  int64_t rank = perm.size(), offset = rank - table.size();
-  if (offset < 0 || perm.back() != rank - 1)
-    return std::nullopt;
-  SmallVector<int64_t> before(rank, 1);
-  int64_t lastPos = -1;
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t size = d < offset ? 1 : table[d - offset];
-    before[perm[d]] = size;
-    if (size == 1)
-      continue;
-    if (perm[d] < lastPos)
-      return std::nullopt;
-    lastPos = perm[d];
-  }
-  return before;
-}
-
-/// rotary(transpose(y)) -> transpose(rotary(y)) with the tables reshaped to
-/// y's layout, so that the transpose can fold into the GEMM that reads the
-/// rotation, anchored on the rotation.
-struct SinkTransposeBelowRotary : public OpRewritePattern<RotaryOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(RotaryOp rotary,
-                                PatternRewriter &rewriter) const override {
-    auto transpose = rotary.getInput().getDefiningOp<TransposeOp>();
-    if (!transpose || !transpose->hasOneUse())
-      return rewriter.notifyMatchFailure(rotary,
-                                         "input is no one-use transpose");
-    Value y = transpose.getInput();
-    std::optional<SmallVector<int64_t>> before =
-        tableBeforeTranspose(shapeOf(rotary.getCos()), transpose.getPerm());
-    if (!before || !RotaryOp::tableLayout(shapeOf(y), *before))
-      return rewriter.notifyMatchFailure(rotary, "tables do not follow");
-    Location loc = rotary.getLoc();
-    auto tableType = RankedTensorType::get(
-        *before,
-        cast<RankedTensorType>(rotary.getCos().getType()).getElementType());
-    Value cos = rewriter.create<ReshapeOp>(loc, tableType, rotary.getCos());
-    Value sin = rewriter.create<ReshapeOp>(loc, tableType, rotary.getSin());
-    Value rotated = rewriter.create<RotaryOp>(loc, y.getType(), y, cos, sin,
-                                              rotary.getAdjoint());
-    rewriter.replaceOpWithNewOp<TransposeOp>(rotary, rotary.getType(), rotated,
-                                             transpose.getPermAttr());
-    return success();
-  }
-};
-
-/// slice(transpose(x, perm)) -> transpose(slice(x), perm) for every slice
-/// of a transpose read only by slices (GPT-NeoX's QKV: the projection
-/// [B, T, H, 3 D] transposed whole to [B, H, T, 3 D], then Q, K and V
-/// sliced off): the whole-tensor copy disappears, and each part's
-/// transpose can sink below its rotation or fold into its GEMM.
-struct SinkTransposeBelowSlice : public OpRewritePattern<SliceOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(SliceOp slice,
-                                PatternRewriter &rewriter) const override {
-    auto transpose = slice.getInput().getDefiningOp<TransposeOp>();
-    if (!transpose || !llvm::all_of(transpose->getUsers(), [](Operation *op) {
-          return isa<SliceOp>(op);
-        }))
-      return rewriter.notifyMatchFailure(slice, "input is no transpose read by "
-                                                "slices only");
-    // The slice's dim d is x's dim perm[d].
-    ArrayRef<int64_t> perm = transpose.getPerm(), out = shapeOf(slice);
-    size_t rank = perm.size();
-    SmallVector<int64_t> starts(rank), steps(rank), shape(rank);
-    for (size_t d = 0; d < rank; ++d) {
-      starts[perm[d]] = slice.getStarts()[d];
-      steps[perm[d]] = slice.getSteps()[d];
-      shape[perm[d]] = out[d];
-    }
-    auto type = cast<RankedTensorType>(slice.getType());
-    Value part = rewriter.create<SliceOp>(slice.getLoc(), type.clone(shape),
-                                          transpose.getInput(),
-                                          rewriter.getDenseI64ArrayAttr(starts),
-                                          rewriter.getDenseI64ArrayAttr(steps));
-    rewriter.replaceOpWithNewOp<TransposeOp>(slice, type, part,
-                                             transpose.getPermAttr());
-    return success();
-  }
-};
-
 } // namespace
 
 void FuseRotaryEmbeddingPass::runOnOperation() {
   GreedyRewriteConfig config;
   config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-  // First the rotations (partial ones whole), while their slices still
-  // read the tensor the export rotated; then the transposes move down.
-  RewritePatternSet fuse(&getContext());
-  fuse.add<FuseRotary, FusePartialRotary>(&getContext());
-  if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(fuse),
-                                          config)))
-    return signalPassFailure();
-  RewritePatternSet sink(&getContext());
-  sink.add<SinkTransposeBelowSlice, SinkTransposeBelowRotary>(&getContext());
-  if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(sink),
+  RewritePatternSet patterns(&getContext());
+  patterns.add<FuseRotary, FusePartialRotary>(&getContext());
+  if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
                                           config)))
     signalPassFailure();
 }

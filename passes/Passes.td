@@ -177,14 +177,11 @@ def FuseRotaryEmbeddingPass : Pass<"pd-fuse-rotary-embedding", "::mlir::ModuleOp
     there) becomes one pd.rotary when the tables broadcast to x as one run
     of dims: one kernel forward and one backward (the adjoint rotation)
     instead of five (the products and the add one elementwise tree) and
-    their gradients. A transpose read only by the
-    rotation (the heads' [B, T, H, D] -> [B, H, T, D]) moves behind it
-    when the tables reshape to the layout before it, so that
-    pd-fold-transposes-into-matmul can fold it into the attention's GEMM.
-    Partial rotary (GPT-NeoX, Phi), concat(rotation(x[..., :R]),
-    x[..., R:]) along the last axis, becomes one pd.rotary of x with the
-    R-wide tables (which copies the columns past R). Runs before
-    pd-autodiff.
+    their gradients. Partial rotary (GPT-NeoX, Phi), concat(rotation(x[...,
+    :R]), x[..., R:]) along the last axis, becomes one pd.rotary of x with
+    the R-wide tables (which copies the columns past R). The heads'
+    transpose before a rotation is left to pd-sink-transposes, which runs
+    next. Runs before pd-autodiff.
 
     Before:
     ```mlir
@@ -199,6 +196,36 @@ def FuseRotaryEmbeddingPass : Pass<"pd-fuse-rotary-embedding", "::mlir::ModuleOp
     After:
     ```mlir
     %y = pd.rotary %x, %cos, %sin : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32>
+    ```
+  }];
+}
+
+def SinkTransposesPass : Pass<"pd-sink-transposes", "::mlir::ModuleOp"> {
+  let summary = "Moves transposes below the slices and rotations that read them.";
+  let description = [{
+    A transpose folds into the batched GEMM that reads it
+    (pd-fold-transposes-into-matmul) only when nothing stands between
+    them. Every slice of a transpose read only by slices becomes a
+    transpose of a slice of its input (GPT-NeoX transposes its whole QKV
+    projection before slicing Q, K and V off: the whole-tensor copy goes);
+    a pd.rotary of a one-use transpose becomes a transpose of the rotation
+    of its input when the tables reshape to that layout ([1, 1, T, D] over
+    [B, H, T, D] is [1, T, 1, D] over [B, T, H, D]). Runs after
+    pd-fuse-rotary-embedding and before pd-autodiff; bit for bit.
+
+    Before:
+    ```mlir
+    %t = pd.transpose %qkv {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x48xf32> -> tensor<2x4x8x48xf32>
+    %q = pd.slice %t {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x48xf32> -> tensor<2x4x8x16xf32>
+    %y = pd.rotary %q, %cos, %sin : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32>
+    ```
+    After:
+    ```mlir
+    %q = pd.slice %qkv {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x8x4x48xf32> -> tensor<2x8x4x16xf32>
+    %c = pd.reshape %cos : tensor<1x1x8x16xf32> -> tensor<1x8x1x16xf32>
+    %s = pd.reshape %sin : tensor<1x1x8x16xf32> -> tensor<1x8x1x16xf32>
+    %r = pd.rotary %q, %c, %s : tensor<2x8x4x16xf32>, tensor<1x8x1x16xf32>
+    %y = pd.transpose %r {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
     ```
   }];
 }

@@ -20,9 +20,11 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm,
   pm.addPass(createFuseDecomposedOpsPass());
   // Attention's scale, causal mask and softmax: one kernel each way.
   pm.addPass(createFuseAttentionSoftmaxPass());
-  // The rotary position embedding: one kernel each way, and the heads'
-  // transpose before it moved where it folds into the attention's GEMM.
+  // The rotary position embedding: one kernel each way.
   pm.addPass(createFuseRotaryEmbeddingPass());
+  // The heads' transposes moved below the slices and rotations between
+  // them and the attention's GEMMs, where they fold into the GEMMs.
+  pm.addPass(createSinkTransposesPass());
   // Linear layers' biases into their matmuls' epilogues.
   pm.addPass(createFuseMatMulBiasPass());
   // Residual adds into the layer norms that read their sums.

@@ -1,17 +1,13 @@
 // RUN: pd-opt %s --pd-fuse-rotary-embedding --split-input-file | FileCheck %s
 
 // Llama's query: projected as [B, T, H, D], transposed to [B, H, T, D],
-// rotated with [1, 1, T, D] tables. One pd.rotary, on the tokens-first
-// layout with the tables reshaped to [1, T, 1, D], and the transpose
-// behind it (where pd-fold-transposes-into-matmul folds it into the GEMM).
+// rotated with [1, 1, T, D] tables: one pd.rotary of the transposed
+// query (pd-sink-transposes moves the transpose behind it).
 // CHECK-LABEL: func.func @llama_query
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x8x4x16xf32>, %[[C:.*]]: tensor<1x1x8x16xf32>, %[[S:.*]]: tensor<1x1x8x16xf32>)
-// CHECK-DAG: %[[C2:.*]] = pd.reshape %[[C]] : tensor<1x1x8x16xf32> -> tensor<1x8x1x16xf32>
-// CHECK-DAG: %[[S2:.*]] = pd.reshape %[[S]] : tensor<1x1x8x16xf32> -> tensor<1x8x1x16xf32>
-// CHECK: %[[R:.*]] = pd.rotary %[[Q]], %[[C2]], %[[S2]] : tensor<2x8x4x16xf32>, tensor<1x8x1x16xf32>
-// CHECK-NEXT: %[[T:.*]] = pd.transpose %[[R]] {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
-// CHECK-NEXT: return %[[T]]
-// CHECK-NOT: pd.slice
+// CHECK-NEXT: %[[X:.*]] = pd.transpose %[[Q]] {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+// CHECK-NEXT: %[[R:.*]] = pd.rotary %[[X]], %[[C]], %[[S]] : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32>
+// CHECK-NEXT: return %[[R]]
 func.func @llama_query(%q: tensor<2x8x4x16xf32>, %cos: tensor<1x1x8x16xf32>, %sin: tensor<1x1x8x16xf32>) -> tensor<2x4x8x16xf32> {
   %x = pd.transpose %q {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
   %lo = pd.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
@@ -45,36 +41,6 @@ func.func @operand_orders(%x: tensor<2x8x16xf32>, %p: tensor<8x16xf32>) -> tenso
   %a = pd.mul %cos, %x : tensor<8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x16xf32>
   %y = pd.add %b, %a : tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x16xf32>
   return %y : tensor<2x8x16xf32>
-}
-
-// -----
-
-// A transpose stays in front when the tables do not reshape to the layout
-// before it ([1, H, T, D] is no reshape of [1, T, H, D]), or when it is
-// read elsewhere too.
-// CHECK-LABEL: func.func @transpose_stays
-// CHECK: %[[X:.*]] = pd.transpose
-// CHECK: pd.rotary %[[X]]
-// CHECK: %[[X2:.*]] = pd.transpose
-// CHECK: pd.rotary %[[X2]]
-func.func @transpose_stays(%q: tensor<2x8x4x16xf32>, %cos: tensor<1x4x8x16xf32>, %c2: tensor<1x1x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) {
-  %x = pd.transpose %q {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
-  %lo = pd.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
-  %hi = pd.slice %x {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
-  %n = pd.neg %hi : tensor<2x4x8x8xf32>
-  %r = pd.concat %n, %lo {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
-  %a = pd.mul %x, %cos : tensor<2x4x8x16xf32>, tensor<1x4x8x16xf32> -> tensor<2x4x8x16xf32>
-  %b = pd.mul %r, %cos : tensor<2x4x8x16xf32>, tensor<1x4x8x16xf32> -> tensor<2x4x8x16xf32>
-  %y = pd.add %a, %b : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
-  %x2 = pd.transpose %q {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
-  %lo2 = pd.slice %x2 {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
-  %hi2 = pd.slice %x2 {starts = array<i64: 0, 0, 0, 8>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
-  %n2 = pd.neg %hi2 : tensor<2x4x8x8xf32>
-  %r2 = pd.concat %n2, %lo2 {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
-  %a2 = pd.mul %x2, %c2 : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>
-  %b2 = pd.mul %r2, %c2 : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>
-  %y2 = pd.add %a2, %b2 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
-  return %y, %y2, %x2 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
 }
 
 // -----
@@ -173,23 +139,16 @@ func.func @partial_left_alone(%x: tensor<2x4x8x16xf32>, %x2: tensor<2x4x8x16xf32
 
 // GPT-NeoX's attention: the QKV projection [B, T, H, 3 D] transposed whole
 // to [B, H, T, 3 D], then Q, K and V sliced off, Q and K rotated on their
-// first half. The transpose moves behind the slices (one per part, none
-// of the whole tensor), then below Q's and K's rotations (tables reshaped
-// to [1, T, 1, R]); V's stays for pd-fold-transposes-into-matmul.
+// first half. Q's and K's rotations fuse on the slices of the transpose.
 // CHECK-LABEL: func.func @neox_qkv
 // CHECK-SAME: (%[[QKV:.*]]: tensor<2x8x4x48xf32>, %[[C:.*]]: tensor<1x1x8x8xf32>, %[[S:.*]]: tensor<1x1x8x8xf32>)
-// CHECK-NOT: tensor<2x4x8x48xf32>
-// CHECK-DAG: %[[Q:.*]] = pd.slice %[[QKV]] {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x8x4x48xf32> -> tensor<2x8x4x16xf32>
-// CHECK-DAG: %[[K:.*]] = pd.slice %[[QKV]] {starts = array<i64: 0, 0, 0, 16>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x8x4x48xf32> -> tensor<2x8x4x16xf32>
-// CHECK-DAG: %[[V:.*]] = pd.slice %[[QKV]] {starts = array<i64: 0, 0, 0, 32>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x8x4x48xf32> -> tensor<2x8x4x16xf32>
-// CHECK-DAG: %[[C2:.*]] = pd.reshape %[[C]] : tensor<1x1x8x8xf32> -> tensor<1x8x1x8xf32>
-// CHECK-DAG: %[[S2:.*]] = pd.reshape %[[S]] : tensor<1x1x8x8xf32> -> tensor<1x8x1x8xf32>
-// CHECK-DAG: %[[RQ:.*]] = pd.rotary %[[Q]], %[[C2]], %[[S2]] : tensor<2x8x4x16xf32>, tensor<1x8x1x8xf32>
-// CHECK-DAG: %[[RK:.*]] = pd.rotary %[[K]], %{{.*}}, %{{.*}} : tensor<2x8x4x16xf32>, tensor<1x8x1x8xf32>
-// CHECK-DAG: %[[TQ:.*]] = pd.transpose %[[RQ]] {perm = array<i64: 0, 2, 1, 3>}
-// CHECK-DAG: %[[TK:.*]] = pd.transpose %[[RK]] {perm = array<i64: 0, 2, 1, 3>}
-// CHECK-DAG: %[[TV:.*]] = pd.transpose %[[V]] {perm = array<i64: 0, 2, 1, 3>}
-// CHECK: return %[[TQ]], %[[TK]], %[[TV]]
+// CHECK: %[[T:.*]] = pd.transpose %[[QKV]]
+// CHECK-DAG: %[[Q:.*]] = pd.slice %[[T]] {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x48xf32> -> tensor<2x4x8x16xf32>
+// CHECK-DAG: %[[K:.*]] = pd.slice %[[T]] {starts = array<i64: 0, 0, 0, 16>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x48xf32> -> tensor<2x4x8x16xf32>
+// CHECK-DAG: %[[V:.*]] = pd.slice %[[T]] {starts = array<i64: 0, 0, 0, 32>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x48xf32> -> tensor<2x4x8x16xf32>
+// CHECK-DAG: %[[RQ:.*]] = pd.rotary %[[Q]], %[[C]], %[[S]] : tensor<2x4x8x16xf32>, tensor<1x1x8x8xf32>
+// CHECK-DAG: %[[RK:.*]] = pd.rotary %[[K]], %[[C]], %[[S]] : tensor<2x4x8x16xf32>, tensor<1x1x8x8xf32>
+// CHECK: return %[[RQ]], %[[RK]], %[[V]]
 func.func @neox_qkv(%qkv: tensor<2x8x4x48xf32>, %cos: tensor<1x1x8x8xf32>, %sin: tensor<1x1x8x8xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) {
   %t = pd.transpose %qkv {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x48xf32> -> tensor<2x4x8x48xf32>
   %q = pd.slice %t {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x48xf32> -> tensor<2x4x8x16xf32>
@@ -216,17 +175,4 @@ func.func @neox_qkv(%qkv: tensor<2x8x4x48xf32>, %cos: tensor<1x1x8x8xf32>, %sin:
   %ke = pd.add %ka, %kb : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32> -> tensor<2x4x8x8xf32>
   %ky = pd.concat %ke, %kp {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
   return %qy, %ky, %v : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
-}
-
-// -----
-
-// A transpose read by something other than slices stays whole.
-// CHECK-LABEL: func.func @transpose_read_whole
-// CHECK: %[[T:.*]] = pd.transpose
-// CHECK: pd.slice %[[T]]
-// CHECK: return
-func.func @transpose_read_whole(%x: tensor<2x8x4x48xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8x48xf32>) {
-  %t = pd.transpose %x {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x48xf32> -> tensor<2x4x8x48xf32>
-  %q = pd.slice %t {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x4x8x48xf32> -> tensor<2x4x8x16xf32>
-  return %q, %t : tensor<2x4x8x16xf32>, tensor<2x4x8x48xf32>
 }
