@@ -28,6 +28,7 @@
 
 #include "dialects/PD/IR/PDOps.h"
 #include "passes/GradTags.h"
+#include "passes/LeadingReshapes.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Utils/IndexingUtils.h"
@@ -99,50 +100,6 @@ struct FoldOperandTranspose : public OpRewritePattern<BatchMatMulOp> {
   }
 };
 
-/// reshape(transpose(reshape(x), p), s) where the inner reshape merges
-/// x's first k + 1 dims into one, p keeps that dim first, and the outer
-/// reshape splits it into the same dims again: transpose(x, p') with the
-/// merged dims in front, unmoved.
-struct TransposeBetweenLeadingReshapes : public OpRewritePattern<ReshapeOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(ReshapeOp split,
-                                PatternRewriter &rewriter) const override {
-    auto transpose = split.getInput().getDefiningOp<TransposeOp>();
-    auto merge = transpose ? transpose.getInput().getDefiningOp<ReshapeOp>()
-                           : ReshapeOp();
-    if (!merge || !transpose->hasOneUse())
-      return rewriter.notifyMatchFailure(split, "no transpose of a reshape");
-    auto shapeOf = [](Value v) {
-      return cast<RankedTensorType>(v.getType()).getShape();
-    };
-    ArrayRef<int64_t> x = shapeOf(merge.getInput()), merged = shapeOf(merge),
-                      moved = shapeOf(transpose), out = shapeOf(split);
-    ArrayRef<int64_t> perm = transpose.getPerm();
-    int64_t k = (int64_t)x.size() - (int64_t)merged.size();
-    if (k < 1 || perm.empty() || perm[0] != 0 ||
-        out.size() != moved.size() + k ||
-        x.drop_front(k + 1) != merged.drop_front() ||
-        out.take_front(k + 1) != x.take_front(k + 1) ||
-        out.drop_front(k + 1) != moved.drop_front())
-      return rewriter.notifyMatchFailure(split, "not the leading dims");
-    SmallVector<int64_t> full;
-    for (int64_t i = 0; i <= k; ++i)
-      full.push_back(i);
-    for (int64_t d : perm.drop_front())
-      full.push_back(d + k);
-    auto unfolded = rewriter.create<TransposeOp>(
-        transpose.getLoc(), split.getType(), merge.getInput(),
-        rewriter.getDenseI64ArrayAttr(full));
-    unfolded->setDiscardableAttrs(transpose->getDiscardableAttrDictionary());
-    rewriter.replaceOp(split, unfolded.getResult());
-    rewriter.eraseOp(transpose);
-    if (merge->use_empty())
-      rewriter.eraseOp(merge);
-    return success();
-  }
-};
-
 /// A perm attribute, none for the identity.
 DenseI64ArrayAttr permAttr(PatternRewriter &rewriter, ArrayRef<int64_t> perm) {
   if (isIdentityPermutation(perm))
@@ -171,7 +128,8 @@ struct FoldResultTranspose : public OpRewritePattern<TransposeOp> {
           mm.getLoc(), transpose.getType(), mm.getLhs(), mm.getRhs(),
           mm.getTransposeLhsAttr(), mm.getTransposeRhsAttr(),
           mm.getLhsPermAttr(), mm.getRhsPermAttr(), permAttr(rewriter, perm),
-          mm.getLhsSelectAttr(), mm.getRhsSelectAttr(), /*triangle=*/nullptr);
+          mm.getLhsSelectAttr(), mm.getRhsSelectAttr(), /*triangle=*/nullptr,
+          mm.getRhsGroupsAttr(), mm.getResultGroupsAttr());
       fused->setDiscardableAttrs(mm->getDiscardableAttrDictionary());
       rewriter.replaceOp(transpose, fused.getResult());
       rewriter.eraseOp(mm);
@@ -183,12 +141,16 @@ struct FoldResultTranspose : public OpRewritePattern<TransposeOp> {
       d = d == rank - 1 ? rank - 2 : d == rank - 2 ? rank - 1 : d;
     if (!BatchMatMulOp::stridedResult(stored, ArrayRef(swapped)))
       return rewriter.notifyMatchFailure(transpose, "no GEMM writes this layout");
+    if (mm.getRhsGroups())
+      return rewriter.notifyMatchFailure(transpose, "a grouped rhs cannot "
+                                                    "become the lhs");
     auto fused = rewriter.create<BatchMatMulOp>(
         mm.getLoc(), transpose.getType(), mm.getRhs(), mm.getLhs(),
         mm.getTransposeRhs() ? UnitAttr() : rewriter.getUnitAttr(),
         mm.getTransposeLhs() ? UnitAttr() : rewriter.getUnitAttr(),
         mm.getRhsPermAttr(), mm.getLhsPermAttr(), permAttr(rewriter, swapped),
-        mm.getRhsSelectAttr(), mm.getLhsSelectAttr(), /*triangle=*/nullptr);
+        mm.getRhsSelectAttr(), mm.getLhsSelectAttr(), /*triangle=*/nullptr,
+        /*rhs_groups=*/nullptr, mm.getResultGroupsAttr());
     fused->setDiscardableAttrs(mm->getDiscardableAttrDictionary());
     rewriter.replaceOp(transpose, fused.getResult());
     rewriter.eraseOp(mm);
@@ -203,7 +165,7 @@ void FoldTransposesIntoMatMulPass::runOnOperation() {
   RewritePatternSet patterns(&getContext());
   patterns.add<FoldOperandTranspose>(&getContext(), absorbed);
   patterns.add<FoldResultTranspose>(&getContext());
-  patterns.add<TransposeBetweenLeadingReshapes>(&getContext());
+  populateTransposeBetweenLeadingReshapes(patterns);
   GreedyRewriteConfig config;
   config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
   if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),

@@ -210,6 +210,17 @@ static LogicalResult lowerSlice(RuntimeCallBuilder &b, SliceOp sl) {
   return success();
 }
 
+/// The batch strides of an operand or result of a GEMM whose last batch
+/// dim is split into (entries / groups, groups): a grouped one keeps its
+/// stride for the first and steps 0 along the second, any other steps
+/// `groups` entries for the first and one for the second.
+static void splitLastBatchDim(SmallVector<int64_t> &strides, int64_t groups,
+                              bool grouped) {
+  int64_t last = strides.back();
+  strides.back() = grouped ? last : last * groups;
+  strides.push_back(grouped ? 0 : last);
+}
+
 /// One pdrt_batch_matmul over the batch of trailing [m, k] x [k, n].
 /// pdrt_batch_matmul_strided for operands or a result stored in another
 /// dim order, operands that are a part of their stored tensor, a result
@@ -234,8 +245,19 @@ static LogicalResult lowerStridedBatchMatMul(RuntimeCallBuilder &b,
   int64_t m = lhs[rank - (mm.getTransposeLhs() ? 1 : 2)];
   int64_t k = lhs[rank - (mm.getTransposeLhs() ? 2 : 1)];
   int64_t n = rhs[rank - (mm.getTransposeRhs() ? 2 : 1)];
-  SmallVector<int64_t> words{(int64_t)rank - 2};
-  words.append(lhs.begin(), lhs.end() - 2);
+  SmallVector<int64_t> batch(lhs.begin(), lhs.end() - 2);
+  if (int64_t groups = mm.getBatchGroups(); groups > 1) {
+    // The last batch dim split into (entries / groups, groups); a grouped
+    // rhs or result steps 0 along the groups (the runtime accumulates C
+    // along a dim it steps 0).
+    batch.back() /= groups;
+    batch.push_back(groups);
+    splitLastBatchDim(a->batchStrides, groups, false);
+    splitLastBatchDim(bm->batchStrides, groups, (bool)mm.getRhsGroups());
+    splitLastBatchDim(c->batchStrides, groups, (bool)mm.getResultGroups());
+  }
+  SmallVector<int64_t> words{(int64_t)batch.size()};
+  words.append(batch.begin(), batch.end());
   for (const auto *layout : {&*a, &*bm, &*c})
     words.append(layout->batchStrides.begin(), layout->batchStrides.end());
   words.append({m, n, k, a->transpose, bm->transpose, a->ld, bm->ld, c->ld,

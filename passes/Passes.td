@@ -347,6 +347,41 @@ def FuseSliceGradientsPass : Pass<"pd-fuse-slice-gradients", "::mlir::ModuleOp">
   }];
 }
 
+def FoldBroadcastsIntoMatMulPass : Pass<"pd-fold-broadcasts-into-matmul", "::mlir::ModuleOp"> {
+  let summary = "Reads grouped-query attention's shared K and V heads without copies.";
+  let description = [{
+    A pd.batch_matmul whose rhs (optionally through a transpose of the
+    trailing matrix dims) is reshape(broadcast_to(u)), u's last batch dim
+    [..., H / g, 1, T, D] broadcast to g and merged into H heads (Hugging
+    Face's repeat_kv of grouped-query attention), reads u's heads in
+    place: `rhs_groups = g` on the tensor without the unit dim. A
+    pd.sum_to over the g groups of a reshape of a plain pd.batch_matmul's
+    product (the gradient of that broadcast) becomes the matmul with
+    `result_groups = g`, which sums each group into its result. The
+    broadcast copies and the sums go, forward and backward, and the
+    backward's GEMMs read K and V instead of their copies. Runs after
+    pd-autodiff and before pd-fold-transposes-into-matmul; gradient ops
+    of absorbed forward ops re-point their pd.grad_of.
+
+    Before:
+    ```mlir
+    %u = pd.reshape %k : tensor<2x2x8x16xf32> -> tensor<2x2x1x8x16xf32>
+    %w = pd.broadcast_to %u : tensor<2x2x1x8x16xf32> -> tensor<2x2x2x8x16xf32>
+    %kr = pd.reshape %w : tensor<2x2x2x8x16xf32> -> tensor<2x4x8x16xf32>
+    %s = pd.batch_matmul %q, %kr {transpose_rhs} : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+    %dkr = pd.batch_matmul %ds, %q {transpose_lhs} : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+    %d5 = pd.reshape %dkr : tensor<2x4x8x16xf32> -> tensor<2x2x2x8x16xf32>
+    %dk5 = pd.sum_to %d5 : tensor<2x2x2x8x16xf32> -> tensor<2x2x1x8x16xf32>
+    %dk = pd.reshape %dk5 : tensor<2x2x1x8x16xf32> -> tensor<2x2x8x16xf32>
+    ```
+    After:
+    ```mlir
+    %s = pd.batch_matmul %q, %k {rhs_groups = 2 : i64, transpose_rhs} : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x4x8x8xf32>
+    %dk = pd.batch_matmul %ds, %q {result_groups = 2 : i64, transpose_lhs} : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x2x8x16xf32>
+    ```
+  }];
+}
+
 def FoldTransposesIntoMatMulPass : Pass<"pd-fold-transposes-into-matmul", "::mlir::ModuleOp"> {
   let summary = "Folds the transposes around batched matmuls into strided operand and result layouts.";
   let description = [{

@@ -187,7 +187,8 @@ static LogicalResult importBatchedMatMul(NodeBinder &b, ONNXValue rawLhs,
         broadcastTo(builder, loc, reshapeTo(builder, loc, rhs, w), rhsShape),
         /*transpose_lhs=*/nullptr, /*transpose_rhs=*/nullptr,
         /*lhs_perm=*/nullptr, /*rhs_perm=*/nullptr, /*result_perm=*/nullptr,
-        /*lhs_select=*/nullptr, /*rhs_select=*/nullptr, /*triangle=*/nullptr);
+        /*lhs_select=*/nullptr, /*rhs_select=*/nullptr, /*triangle=*/nullptr,
+        /*rhs_groups=*/nullptr, /*result_groups=*/nullptr);
   }
   return b.setResult(0, reshapeTo(builder, loc, product, out));
 }

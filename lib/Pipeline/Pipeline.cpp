@@ -54,6 +54,9 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm,
   // The objective's cross-entropy gradient computed with the loss: one
   // exponential per logit instead of two.
   pm.addPass(createFuseCrossEntropyGradientPass());
+  // Grouped-query attention's shared K and V heads read in place, and
+  // their gradients summed by the GEMMs, instead of copied and summed.
+  pm.addPass(createFoldBroadcastsIntoMatMulPass());
   // Attention's head transposes, forward and backward, read and written
   // through the batched GEMMs' strides instead of copied.
   pm.addPass(createFoldTransposesIntoMatMulPass());

@@ -100,10 +100,11 @@ extern "C" void pdrt_matmul_bias(pdrt_ctx *ctx, const float *a, const float *b,
 
 bool pdrt::runOneDnnGemm(const GemmShape &g,
                          const std::vector<GemmStrip> &strips, const float *a,
-                         const float *b, float *c) {
+                         const float *b, float *c, bool accumulate) {
   for (const GemmStrip &s : strips) {
     if (s.innerSize == 0) {
-      zeroStrip(g, s, c);
+      if (!accumulate)
+        zeroStrip(g, s, c);
       continue;
     }
     // op(B)[s.inner, s.col] in the stored B.
@@ -111,7 +112,8 @@ bool pdrt::runOneDnnGemm(const GemmShape &g,
                             : b + s.inner * g.ldb + s.col;
     if (dnnl_sgemm(g.ta ? 'T' : 'N', g.tb ? 'T' : 'N', s.rows, s.cols,
                    s.innerSize, 1.0f, g.aAt(a, s.row, s.inner), g.lda, bAt,
-                   g.ldb, 0.0f, c + s.row * g.ldc + s.col, g.ldc) != dnnl_success)
+                   g.ldb, accumulate ? 1.0f : 0.0f, c + s.row * g.ldc + s.col,
+                   g.ldc) != dnnl_success)
       return false;
   }
   return true;
@@ -120,7 +122,10 @@ bool pdrt::runOneDnnGemm(const GemmShape &g,
 namespace {
 
 /// One pdrt_batch_matmul_strided call, its kernels chosen: runs any range
-/// of its batch entries.
+/// of its batch entries. A batch dim along which C steps 0 (grouped-query
+/// attention's dK and dV, pd.batch_matmul's result_groups) sums its
+/// entries' products into one C: the entry at index 0 of every such dim
+/// writes C, the others add to it, in the order of the entries.
 class StridedBatchGemm {
 public:
   explicit StridedBatchGemm(const int64_t *desc) {
@@ -130,59 +135,70 @@ public:
     const int64_t *g = cs_ + rank_;
     triangle_ = (int)g[8];
     shape_ = {g[0], g[1], g[2], g[3] != 0, g[4] != 0, g[5], g[6], g[7]};
+    for (int64_t i = 0; i < rank_; ++i) {
+      entries_ *= dims_[i];
+      accumulates_ |= cs_[i] == 0 && dims_[i] > 1;
+    }
     if (shape_.k > 0 && pdrt::isSmallGemm(shape_, triangle_)) {
-      small_.emplace(shape_, triangle_);
+      small_.emplace(shape_, triangle_, accumulates_);
       if (!small_->ok())
         small_.reset();
     }
     if (!small_)
-      strips_ = pdrt::gemmStrips(shape_, triangle_, pdrt::ResultStrips::Columns);
-    for (int64_t i = 0; i < rank_; ++i)
-      entries_ *= dims_[i];
+      strips_ =
+          pdrt::gemmStrips(shape_, triangle_, pdrt::ResultStrips::Columns);
   }
 
   int64_t entries() const { return entries_; }
 
+  /// Whether some entries add their product to another entry's C.
+  bool accumulates() const { return accumulates_; }
+
   const pdrt::GemmShape &shape() const { return shape_; }
 
-  /// The element offsets of entry `index` in A, B and C.
-  void offsets(int64_t index, int64_t &ao, int64_t &bo, int64_t &co) const {
+  /// The element offsets of entry `index` in A, B and C; whether it adds
+  /// to C (a nonzero index along a dim C steps 0).
+  bool offsets(int64_t index, int64_t &ao, int64_t &bo, int64_t &co) const {
     ao = bo = co = 0;
+    bool adds = false;
     for (int64_t i = rank_ - 1, rest = index; i >= 0; --i) {
       int64_t at = rest % dims_[i];
       rest /= dims_[i];
       ao += at * as_[i];
       bo += at * bs_[i];
       co += at * cs_[i];
+      adds |= at > 0 && cs_[i] == 0;
     }
+    return adds;
   }
 
-  /// C = op(A) op(B) for entries [first, last).
+  /// C = op(A) op(B) (or C +=) for entries [first, last).
   void run(pdrt_ctx *ctx, const float *a, const float *b, float *c,
            int64_t first, int64_t last) const {
     for (int64_t index = first; index < last; ++index) {
       int64_t ao, bo, co;
-      offsets(index, ao, bo, co);
-      if (!runEntry(ctx, a + ao, b + bo, c + co))
+      bool adds = offsets(index, ao, bo, co);
+      if (!runEntry(ctx, a + ao, b + bo, c + co, adds))
         return;
     }
   }
 
 private:
-  bool runEntry(pdrt_ctx *ctx, const float *a, const float *b, float *c) const {
+  bool runEntry(pdrt_ctx *ctx, const float *a, const float *b, float *c,
+                bool adds) const {
     if (shape_.k == 0) {
-      for (int64_t r = 0; r < shape_.m; ++r)
+      for (int64_t r = 0; r < shape_.m && !adds; ++r)
         std::memset(c + r * shape_.ldc, 0, shape_.n * sizeof(float));
       return true;
     }
     if (small_) {
-      if (small_->run(a, b, c))
+      if (small_->run(a, b, c, adds))
         return true;
       pdrt::setError(ctx, "pdrt_batch_matmul_strided: out of memory for "
                           "a transposed operand");
       return false;
     }
-    if (pdrt::runOneDnnGemm(shape_, strips_, a, b, c))
+    if (pdrt::runOneDnnGemm(shape_, strips_, a, b, c, adds))
       return true;
     pdrt::setError(ctx, pdrt::format("pdrt_batch_matmul_strided: dnnl_sgemm "
                                      "of %lld x %lld x %lld failed",
@@ -192,6 +208,7 @@ private:
   }
 
   int64_t rank_ = 0, entries_ = 1;
+  bool accumulates_ = false;
   const int64_t *dims_, *as_, *bs_, *cs_;
   int triangle_ = 0;
   pdrt::GemmShape shape_;
@@ -232,6 +249,7 @@ public:
     pdrt::EntryAccess a = rect(false, g.ta, g.m, g.k, g.lda),
                       b = rect(false, g.tb, g.k, g.n, g.ldb),
                       c = rect(true, false, g.m, g.n, g.ldc);
+    c.accumulates = gemm_.accumulates();
     for (int64_t e = 0; e < gemm_.entries(); ++e) {
       int64_t ao, bo, co;
       gemm_.offsets(e, ao, bo, co);

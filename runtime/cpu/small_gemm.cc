@@ -50,28 +50,36 @@ void zeroStrip(const GemmShape &g, const GemmStrip &s, float *c) {
     std::memset(c + (s.row + r) * g.ldc + s.col, 0, s.cols * sizeof(float));
 }
 
-SmallGemmBatch::SmallGemmBatch(const GemmShape &g, int triangle)
+SmallGemmBatch::SmallGemmBatch(const GemmShape &g, int triangle,
+                               bool accumulates)
     : g_(g), strips_(gemmStrips(g, triangle, ResultStrips::Rows)) {
   // B as the kernels read it: stored when contiguous, else copied or
   // transposed into scratch (ld n).
   libxsmm_blasint ldb = packsB() ? g.n : g.ldb, lda = g.lda, ldc = g.ldc;
-  float alpha = 1.0f, beta = 0.0f;
+  float alpha = 1.0f;
   int flags = g.ta ? LIBXSMM_GEMM_FLAG_TRANS_B : 0;
   int prefetch = LIBXSMM_GEMM_PREFETCH_NONE;
+  auto dispatch = [&](const GemmStrip &s, float beta) -> Kernel {
+    if (s.innerSize == 0 || s.cols == 0)
+      return nullptr;
+    Kernel kernel = libxsmm_smmdispatch(s.cols, s.rows, s.innerSize, &ldb, &lda,
+                                        &ldc, &alpha, &beta, &flags, &prefetch);
+    ok_ = ok_ && kernel;
+    return kernel;
+  };
   for (const GemmStrip &s : strips_) {
-    Kernel kernel = nullptr;
-    if (s.innerSize > 0 && s.cols > 0) {
-      kernel = libxsmm_smmdispatch(s.cols, s.rows, s.innerSize, &ldb, &lda,
-                                   &ldc, &alpha, &beta, &flags, &prefetch);
-      ok_ = ok_ && kernel;
-    }
-    kernels_.push_back(kernel);
+    kernels_.push_back(dispatch(s, 0.0f));
+    if (accumulates)
+      addKernels_.push_back(dispatch(s, 1.0f));
   }
 }
 
 bool SmallGemmBatch::packsB() const { return g_.tb || g_.ldb != g_.n; }
 
-bool SmallGemmBatch::run(const float *a, const float *b, float *c) const {
+bool SmallGemmBatch::run(const float *a, const float *b, float *c,
+                         bool accumulate) const {
+  if (accumulate && addKernels_.size() != strips_.size())
+    return false;
   int64_t ldb = g_.ldb;
   if (packsB()) {
     thread_local Scratch scratch;
@@ -86,13 +94,14 @@ bool SmallGemmBatch::run(const float *a, const float *b, float *c) const {
     b = t;
     ldb = g_.n;
   }
+  const std::vector<Kernel> &kernels = accumulate ? addKernels_ : kernels_;
   for (size_t i = 0; i < strips_.size(); ++i) {
     const GemmStrip &s = strips_[i];
-    if (!kernels_[i])
+    if (kernels[i])
+      kernels[i](b + s.inner * ldb + s.col, g_.aAt(a, s.row, s.inner),
+                 c + s.row * g_.ldc + s.col);
+    else if (!accumulate)
       zeroStrip(g_, s, c);
-    else
-      kernels_[i](b + s.inner * ldb + s.col, g_.aAt(a, s.row, s.inner),
-                  c + s.row * g_.ldc + s.col);
   }
   return true;
 }

@@ -65,10 +65,12 @@ std::vector<GemmStrip> gemmStrips(const GemmShape &g, int triangle,
 void zeroStrip(const GemmShape &g, const GemmStrip &s, float *c);
 
 /// C = op(A) op(B) of one batch entry through dnnl_sgemm, one call per
-/// strip (matmul.cc): the path for GEMMs isSmallGemm rejects. False on a
-/// oneDNN error.
+/// strip (matmul.cc): the path for GEMMs isSmallGemm rejects; with
+/// `accumulate`, C += op(A) op(B) (strips with an empty inner range leave
+/// C as it is). False on a oneDNN error.
 bool runOneDnnGemm(const GemmShape &g, const std::vector<GemmStrip> &strips,
-                   const float *a, const float *b, float *c);
+                   const float *a, const float *b, float *c,
+                   bool accumulate = false);
 
 /// Whether a batched call's GEMMs run on libxsmm's kernels: op(B) must fit
 /// in L2 with room to spare (k x n at most 128 Ki floats), as the JIT
@@ -81,12 +83,17 @@ bool isSmallGemm(const GemmShape &g, int triangle);
 /// The libxsmm kernels of one batched call's strips, dispatched once.
 class SmallGemmBatch {
 public:
-  SmallGemmBatch(const GemmShape &g, int triangle);
+  /// `accumulates`: some entries add to C (run's `accumulate`), so the
+  /// strips' kernels with beta = 1 are dispatched too.
+  SmallGemmBatch(const GemmShape &g, int triangle, bool accumulates = false);
   /// False if libxsmm could not generate a strip's kernel.
   bool ok() const { return ok_; }
-  /// C = op(A) op(B) for one batch entry; false if the scratch buffer for
-  /// a transposed or strided B could not be allocated.
-  bool run(const float *a, const float *b, float *c) const;
+  /// C = op(A) op(B) for one batch entry, C += op(A) op(B) with
+  /// `accumulate` (strips with an empty inner range then leave C as it
+  /// is); false if the scratch buffer for a transposed or strided B could
+  /// not be allocated.
+  bool run(const float *a, const float *b, float *c,
+           bool accumulate = false) const;
 
 private:
   /// Whether run copies op(B) into a contiguous k x n scratch buffer
@@ -99,7 +106,8 @@ private:
   using Kernel = void (*)(const float *, const float *, float *, ...);
   GemmShape g_;
   std::vector<GemmStrip> strips_;
-  std::vector<Kernel> kernels_;
+  /// Per strip: C = ... (beta 0), and C += ... (beta 1) when accumulating.
+  std::vector<Kernel> kernels_, addKernels_;
   bool ok_ = true;
 };
 

@@ -29,30 +29,36 @@ bool entriesIndependent(const std::vector<EntryAccess> &accesses) {
     uintptr_t begin, end;
     int64_t entry;
     bool write;
+    size_t access;
   };
   std::vector<Row> rows;
-  for (const EntryAccess &a : accesses)
+  for (size_t i = 0; i < accesses.size(); ++i) {
+    const EntryAccess &a = accesses[i];
     for (size_t e = 0; e < a.bases.size(); ++e)
       for (int64_t r = 0; r < a.rows && a.rowBytes > 0; ++r) {
         uintptr_t begin = a.bases[e] + (uintptr_t)(r * a.ldBytes);
-        rows.push_back({begin, begin + (uintptr_t)a.rowBytes, (int64_t)e, a.write});
+        rows.push_back(
+            {begin, begin + (uintptr_t)a.rowBytes, (int64_t)e, a.write, i});
       }
+  }
   std::sort(rows.begin(), rows.end(), [](const Row &x, const Row &y) {
     return x.begin != y.begin ? x.begin < y.begin : x.end < y.end;
   });
-  // Identical rows merge (one entry if any writes); distinct rows may
-  // overlap only when neither writes.
+  // Identical rows merge (one entry if any writes, or one accumulating
+  // access); distinct rows may overlap only when neither writes.
   uintptr_t endAll = 0, endWritten = 0;
   for (size_t i = 0; i < rows.size();) {
     size_t j = i;
-    bool write = false, oneEntry = true;
+    bool write = false, oneEntry = true, oneAccess = true;
     for (; j < rows.size() && rows[j].begin == rows[i].begin &&
            rows[j].end == rows[i].end;
          ++j) {
       write |= rows[j].write;
       oneEntry &= rows[j].entry == rows[i].entry;
+      oneAccess &= rows[j].access == rows[i].access;
     }
-    if (write && !oneEntry)
+    bool accumulated = oneAccess && accesses[rows[i].access].accumulates;
+    if (write && !oneEntry && !accumulated)
       return false;
     if (rows[i].begin < endWritten || (write && rows[i].begin < endAll))
       return false;

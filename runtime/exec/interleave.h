@@ -32,8 +32,12 @@ namespace pdrt {
 
 /// The memory one operand of a call touches in each of its entries: rows
 /// of rowBytes bytes, ldBytes apart, from each entry's base address.
+/// `accumulates`: a written operand whose entries may share rows, each
+/// adding to what the entries before it wrote (a GEMM summing a group of
+/// products into one C); run entry by entry, they still run in order.
 struct EntryAccess {
   bool write = false;
+  bool accumulates = false;
   int64_t rows = 0, rowBytes = 0, ldBytes = 0;
   std::vector<uintptr_t> bases;
 };
@@ -75,7 +79,8 @@ void defer(pdrt_ctx *ctx, std::unique_ptr<DeferredKernel> call);
 /// Whether running the calls whose accesses these are entry by entry
 /// computes what running them whole and in order does: every byte that
 /// two accesses touch, one of them writing, lies in identical rows of the
-/// same entry of both.
+/// same entry of both, or in identical rows that only one accumulating
+/// access touches (its entries run in order either way).
 bool entriesIndependent(const std::vector<EntryAccess> &accesses);
 
 } // namespace pdrt

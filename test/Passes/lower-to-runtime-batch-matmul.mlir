@@ -98,3 +98,29 @@ module attributes {pd.num_stages = 1 : i64} {
 // CHECK: llvm.call @pdrt_batch_matmul_strided(%[[CTX]], %{{.+}}, %{{.+}}, %[[C1]], %{{.+}})
 // CHECK-NOT: pdrt_scatter
 // CHECK: llvm.return
+
+// -----
+
+// Grouped-query attention: S = Q K^T with K shared by groups of 2 heads
+// (rhs_groups) and dK = dS^T Q summed over them (result_groups). The batch
+// [2, 4] is split into [2, 2, 2]: the grouped operand steps 0 along the
+// groups, and so does the summed result (the runtime accumulates C along
+// a dim it steps 0); the other operands step one head there.
+// CHECK-DAG: llvm.mlir.global internal constant @{{__pd_desc_[0-9]+}}(dense<[3, 2, 2, 2, 512, 256, 128, 256, 128, 0, 256, 128, 64, 8, 8, 16, 0, 1, 16, 16, 8, 0]> : tensor<22xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @{{__pd_desc_[0-9]+}}(dense<[3, 2, 2, 2, 256, 128, 64, 512, 256, 128, 256, 128, 0, 8, 16, 8, 1, 0, 8, 16, 16, 0]> : tensor<22xi64>)
+
+module attributes {pd.num_stages = 1 : i64} {
+  func.func @stage0_forward() attributes {pd.phase = #pd.phase<forward>, pd.stage = 0 : i64} {
+    %q = pd.input 0 "q" {pd.buffer = #pd.buffer<stash, 0>} : tensor<2x4x8x16xf32>
+    %k = pd.input 1 "k" {pd.buffer = #pd.buffer<stash, 4096>} : tensor<2x2x8x16xf32>
+    %ds = pd.input 2 "ds" {pd.buffer = #pd.buffer<stash, 6144>} : tensor<2x4x8x8xf32>
+    %s = pd.batch_matmul %q, %k {pd.buffer = #pd.buffer<workspace, 0>, rhs_groups = 2 : i64, transpose_rhs} : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x4x8x8xf32>
+    %dk = pd.batch_matmul %ds, %q {pd.buffer = #pd.buffer<workspace, 2048>, result_groups = 2 : i64, transpose_lhs} : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x2x8x16xf32>
+    return
+  }
+  func.func @stage0_backward() attributes {pd.phase = #pd.phase<backward>, pd.stage = 0 : i64} {
+    %0 = pd.grad_seed {pd.buffer = #pd.buffer<workspace, 0>} : tensor<f32>
+    pd.report_loss %0 : tensor<f32>
+    return
+  }
+}

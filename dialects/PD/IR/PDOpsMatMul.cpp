@@ -148,6 +148,32 @@ std::optional<BatchMatMulOp::ResultPart> BatchMatMulOp::getResultPart() {
   return result;
 }
 
+/// `batch` (the op's batch dims) with its last dim divided by `groups`:
+/// the batch dims of a grouped rhs or result.
+static SmallVector<int64_t> grouped(ArrayRef<int64_t> batch,
+                                    std::optional<uint64_t> groups) {
+  SmallVector<int64_t> out(batch);
+  if (groups && !out.empty() && *groups > 0)
+    out.back() /= (int64_t)*groups;
+  return out;
+}
+
+LogicalResult BatchMatMulOp::verifyGroups() {
+  auto rhs = getRhsGroups(), result = getResultGroups();
+  for (auto [name, groups] : {std::make_pair("rhs_groups", rhs),
+                              std::make_pair("result_groups", result)})
+    if (groups && *groups < 2)
+      return emitOpError(name) << " must be at least 2, got " << *groups;
+  if (rhs && result && *rhs != *result)
+    return emitOpError("rhs_groups and result_groups differ: ")
+           << *rhs << " vs " << *result;
+  int64_t groups = getBatchGroups(), heads = getLogicalLhsShape().end()[-3];
+  if (groups > 1 && heads % groups != 0)
+    return emitOpError("groups of ")
+           << groups << " do not divide the last batch dim, " << heads;
+  return success();
+}
+
 /// Whether `select` ([axis, index]) picks a part of `stored`.
 static bool isSelect(ArrayRef<int64_t> select, ArrayRef<int64_t> stored) {
   return select.size() == 2 && select[0] >= 0 &&
@@ -185,8 +211,11 @@ LogicalResult BatchMatMulOp::verify() {
   } else {
     out.assign(getType().getShape().begin(), getType().getShape().end());
   }
-  if (ArrayRef(lhs).drop_back(2) != ArrayRef(rhs).drop_back(2) ||
-      ArrayRef(lhs).drop_back(2) != ArrayRef(out).drop_back(2))
+  if (failed(verifyGroups()))
+    return failure();
+  ArrayRef<int64_t> batch = ArrayRef(lhs).drop_back(2);
+  if (ArrayRef(grouped(batch, getRhsGroups())) != ArrayRef(rhs).drop_back(2) ||
+      ArrayRef(grouped(batch, getResultGroups())) != ArrayRef(out).drop_back(2))
     return emitOpError("batch dimensions differ");
   auto [m, k] = matrixDims(lhs, getTransposeLhs());
   auto [k2, n] = matrixDims(rhs, getTransposeRhs());
@@ -228,15 +257,16 @@ static Value buildBatchMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs,
                                  /*result_perm=*/nullptr,
                                  /*lhs_select=*/nullptr,
                                  /*rhs_select=*/nullptr,
-                                 /*triangle=*/nullptr);
+                                 /*triangle=*/nullptr, /*rhs_groups=*/nullptr,
+                                 /*result_groups=*/nullptr);
 }
 
 LogicalResult BatchMatMulOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
                                       SmallVectorImpl<Value> &operandGrads) {
   if (getLhsPerm() || getRhsPerm() || getResultPerm() || getLhsSelect() ||
-      getRhsSelect())
-    return emitOpError("stored dim orders and selects are folded in after "
-                       "differentiation; this op has them already");
+      getRhsSelect() || getRhsGroups() || getResultGroups())
+    return emitOpError("stored dim orders, selects and groups are folded in "
+                       "after differentiation; this op has them already");
   Value dc = resultGrads[0], a = getLhs(), bm = getRhs();
   bool ta = getTransposeLhs(), tb = getTransposeRhs();
   Location loc = getLoc();
@@ -272,14 +302,21 @@ int64_t BatchMatMulOp::getFlops() {
   if (!triangle)
     return getDenseFlops();
   auto [m, k] = matrixDims(getLogicalLhsShape(), getTransposeLhs());
-  int64_t n = getType().getShape().back();
-  int64_t matrices = numElements(getResult()) / std::max<int64_t>(m * n, 1);
-  return 2 * matrices * triangleMacs(*triangle, m, n, k);
+  int64_t n = matrixDims(getLogicalRhsShape(), getTransposeRhs()).second;
+  return 2 * getProducts() * triangleMacs(*triangle, m, n, k);
+}
+
+int64_t BatchMatMulOp::getProducts() {
+  int64_t products = 1;
+  for (int64_t d : ArrayRef(getLogicalLhsShape()).drop_back(2))
+    products *= d;
+  return products;
 }
 
 int64_t BatchMatMulOp::getDenseFlops() {
-  return 2 * numElements(getResult()) *
-         matrixDims(getLogicalLhsShape(), getTransposeLhs()).second;
+  auto [m, k] = matrixDims(getLogicalLhsShape(), getTransposeLhs());
+  int64_t n = matrixDims(getLogicalRhsShape(), getTransposeRhs()).second;
+  return 2 * getProducts() * m * n * k;
 }
 
 /// The bytes of the operands' parts it reads (not of a selected operand's

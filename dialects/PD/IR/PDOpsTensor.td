@@ -154,10 +154,23 @@ def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
     diagonal, so each row block of C sums over the nonzero part of its
     rows only. Attention's six GEMMs then do 55-65% of the dense work.
 
+    Grouped-query attention shares each K and V head among `g` query
+    heads. With `rhs_groups = g` the rhs's last batch dim (as read, after
+    its perm) has 1/g of the op's entries: entry h of that dim reads rhs
+    entry h / g, through a zero stride, where the export copies K and V g
+    times (pd.broadcast_to). With `result_groups = g` the result's last
+    batch dim likewise has 1/g of the entries and C's entry j is the sum
+    of the products of entries j g .. j g + g - 1, accumulated in that
+    order (K's and V's gradients, which the export sums with pd.sum_to).
+    Both present, they are equal. pd-fold-broadcasts-into-matmul sets
+    these after differentiation.
+
     ```mlir
     %s = pd.batch_matmul %q, %k {transpose_rhs} : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
     %t = pd.batch_matmul %qh, %kh {lhs_perm = array<i64: 0, 2, 1, 3>, rhs_perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32>, tensor<2x8x4x16xf32> -> tensor<2x4x8x8xf32>
     %u = pd.batch_matmul %qkv, %qkv {lhs_select = array<i64: 2, 0>, lhs_perm = array<i64: 0, 2, 1, 3>, rhs_select = array<i64: 2, 1>, rhs_perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x3x4x16xf32>, tensor<2x8x3x4x16xf32> -> tensor<2x4x8x8xf32>
+    %g = pd.batch_matmul %q, %k {rhs_groups = 2 : i64, transpose_rhs} : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x4x8x8xf32>
+    %dk = pd.batch_matmul %ds, %q {result_groups = 2 : i64, transpose_lhs} : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x2x8x16xf32>
     ```
   }];
   let arguments = (ins PD_F32Tensor:$lhs, PD_F32Tensor:$rhs,
@@ -167,7 +180,9 @@ def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
                        OptionalAttr<DenseI64ArrayAttr>:$result_perm,
                        OptionalAttr<DenseI64ArrayAttr>:$lhs_select,
                        OptionalAttr<DenseI64ArrayAttr>:$rhs_select,
-                       OptionalAttr<PD_TriangleAttr>:$triangle);
+                       OptionalAttr<PD_TriangleAttr>:$triangle,
+                       OptionalAttr<I64Attr>:$rhs_groups,
+                       OptionalAttr<I64Attr>:$result_groups);
   let results = (outs PD_F32Tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
@@ -181,6 +196,10 @@ def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
     /// The FLOPs of the dense product (getFlops() counts those of the
     /// blocks a `triangle` leaves, which the kernel runs).
     int64_t getDenseFlops();
+    /// The GEMMs it runs: the product of the op's batch dims.
+    int64_t getProducts();
+    /// The verifier's checks of rhs_groups and result_groups.
+    ::mlir::LogicalResult verifyGroups();
 
     /// Rows or columns per block a `triangle` skips (the runtime's
     /// PDRT_CAUSAL_BLOCK, checked where the op is lowered).
@@ -227,11 +246,19 @@ def PD_BatchMatMulOp : PD_Op<"batch_matmul", [Pure,
     std::optional<ResultPart> getResultPart();
 
     /// Whether the op runs as pdrt_batch_matmul_strided (a perm, select,
-    /// triangle or concat part), not as the plain pdrt_batch_matmul.
+    /// triangle, group or concat part), not as the plain
+    /// pdrt_batch_matmul.
     bool isStrided() {
       return getLhsPerm() || getRhsPerm() || getResultPerm() ||
              getLhsSelect() || getRhsSelect() || getTriangle() ||
-             getResultPart();
+             getRhsGroups() || getResultGroups() || getResultPart();
+    }
+
+    /// The entries of the op's last batch dim that share one rhs or
+    /// result entry (rhs_groups or result_groups; 1 without either).
+    int64_t getBatchGroups() {
+      return getRhsGroups() ? (int64_t)*getRhsGroups()
+             : getResultGroups() ? (int64_t)*getResultGroups() : 1;
     }
   }];
   let hasVerifier = 1;

@@ -357,3 +357,48 @@ func.func @batch_matmul_triangle_lhs(%a: tensor<2x4x3xf32>, %b: tensor<2x4x5xf32
   %0 = pd.batch_matmul %a, %b {transpose_lhs, triangle = #pd.triangle<lhs_upper>} : tensor<2x4x3xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
   return
 }
+
+// -----
+
+// Tests that a group shares at least two entries.
+func.func @batch_matmul_one_group(%q: tensor<1x4x2x4xf32>) {
+  // expected-error @+1 {{'pd.batch_matmul' op rhs_groups must be at least 2, got 1}}
+  %0 = pd.batch_matmul %q, %q {rhs_groups = 1 : i64, transpose_rhs} : tensor<1x4x2x4xf32>, tensor<1x4x2x4xf32> -> tensor<1x4x2x2xf32>
+  return
+}
+
+// -----
+
+// Tests that the groups divide the last batch dim.
+func.func @batch_matmul_groups_divide(%q: tensor<1x4x2x4xf32>, %k: tensor<1x1x2x4xf32>) {
+  // expected-error @+1 {{'pd.batch_matmul' op groups of 3 do not divide the last batch dim, 4}}
+  %0 = pd.batch_matmul %q, %k {rhs_groups = 3 : i64, transpose_rhs} : tensor<1x4x2x4xf32>, tensor<1x1x2x4xf32> -> tensor<1x4x2x2xf32>
+  return
+}
+
+// -----
+
+// Tests that a grouped rhs has the op's heads over the groups.
+func.func @batch_matmul_grouped_rhs_heads(%q: tensor<1x4x2x4xf32>) {
+  // expected-error @+1 {{'pd.batch_matmul' op batch dimensions differ}}
+  %0 = pd.batch_matmul %q, %q {rhs_groups = 2 : i64, transpose_rhs} : tensor<1x4x2x4xf32>, tensor<1x4x2x4xf32> -> tensor<1x4x2x2xf32>
+  return
+}
+
+// -----
+
+// Tests that a grouped result has the op's heads over the groups.
+func.func @batch_matmul_grouped_result_heads(%p: tensor<1x4x2x2xf32>, %q: tensor<1x4x2x4xf32>) {
+  // expected-error @+1 {{'pd.batch_matmul' op batch dimensions differ}}
+  %0 = pd.batch_matmul %p, %q {result_groups = 2 : i64} : tensor<1x4x2x2xf32>, tensor<1x4x2x4xf32> -> tensor<1x4x2x4xf32>
+  return
+}
+
+// -----
+
+// Tests that rhs and result groups agree.
+func.func @batch_matmul_groups_differ(%p: tensor<1x8x2x2xf32>, %v: tensor<1x2x2x4xf32>) {
+  // expected-error @+1 {{'pd.batch_matmul' op rhs_groups and result_groups differ: 4 vs 2}}
+  %0 = pd.batch_matmul %p, %v {rhs_groups = 4 : i64, result_groups = 2 : i64} : tensor<1x8x2x2xf32>, tensor<1x2x2x4xf32> -> tensor<1x4x2x4xf32>
+  return
+}

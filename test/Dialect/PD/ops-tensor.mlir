@@ -3,7 +3,7 @@
 // Tests that the tensor family's ops round-trip through their formats.
 
 // CHECK-LABEL: func.func @tensor
-func.func @tensor(%x: tensor<2x3x4xf32>, %t: tensor<7x4xf32>, %i: tensor<2x3xi64>, %s3: tensor<3x2x2x4xf32>, %s1: tensor<1x2x3x4xf32>) {
+func.func @tensor(%x: tensor<2x3x4xf32>, %t: tensor<7x4xf32>, %i: tensor<2x3xi64>, %s3: tensor<3x2x2x4xf32>, %s1: tensor<1x2x3x4xf32>, %q6: tensor<1x6x2x4xf32>, %p6: tensor<1x6x2x2xf32>) {
   // CHECK: pd.transpose %{{.+}} {perm = array<i64: 0, 2, 1>} : tensor<2x3x4xf32> -> tensor<2x4x3xf32>
   %tr = pd.transpose %x {perm = array<i64: 0, 2, 1>} : tensor<2x3x4xf32> -> tensor<2x4x3xf32>
   // CHECK: pd.reshape %{{.+}} : tensor<2x3x4xf32> -> tensor<6x4xf32>
@@ -24,6 +24,10 @@ func.func @tensor(%x: tensor<2x3x4xf32>, %t: tensor<7x4xf32>, %i: tensor<2x3xi64
   %bp = pd.batch_matmul %x, %x {lhs_perm = array<i64: 1, 0, 2>, rhs_perm = array<i64: 1, 0, 2>, result_perm = array<i64: 1, 0, 2>, transpose_rhs} : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x2xf32>
   // CHECK: pd.batch_matmul %{{.+}}, %{{.+}} {lhs_perm = array<i64: 1, 0, 2>, lhs_select = array<i64: 2, 1>, rhs_select = array<i64: 0, 0>, transpose_rhs} : tensor<3x2x2x4xf32>, tensor<1x2x3x4xf32> -> tensor<2x3x3xf32>
   %bs = pd.batch_matmul %s3, %s1 {lhs_select = array<i64: 2, 1>, lhs_perm = array<i64: 1, 0, 2>, rhs_select = array<i64: 0, 0>, transpose_rhs} : tensor<3x2x2x4xf32>, tensor<1x2x3x4xf32> -> tensor<2x3x3xf32>
+  // CHECK: pd.batch_matmul %{{.+}}, %{{.+}} {rhs_groups = 3 : i64, transpose_rhs} : tensor<1x6x2x4xf32>, tensor<1x2x3x4xf32> -> tensor<1x6x2x3xf32>
+  %gq = pd.batch_matmul %q6, %s1 {rhs_groups = 3 : i64, transpose_rhs} : tensor<1x6x2x4xf32>, tensor<1x2x3x4xf32> -> tensor<1x6x2x3xf32>
+  // CHECK: pd.batch_matmul %{{.+}}, %{{.+}} {result_groups = 3 : i64, result_perm = array<i64: 0, 2, 1, 3>, transpose_lhs} : tensor<1x6x2x2xf32>, tensor<1x6x2x4xf32> -> tensor<1x2x2x4xf32>
+  %gs = pd.batch_matmul %p6, %q6 {result_groups = 3 : i64, result_perm = array<i64: 0, 2, 1, 3>, transpose_lhs} : tensor<1x6x2x2xf32>, tensor<1x6x2x4xf32> -> tensor<1x2x2x4xf32>
   // CHECK: pd.slice %{{.+}} {starts = array<i64: 1, 2, 0>, steps = array<i64: 1, -2, 3>} : tensor<2x3x4xf32> -> tensor<1x2x2xf32>
   %s = pd.slice %x {starts = array<i64: 1, 2, 0>, steps = array<i64: 1, -2, 3>} : tensor<2x3x4xf32> -> tensor<1x2x2xf32>
   // CHECK: pd.slice_grad %{{.+}} {starts = array<i64: 1, 2, 0>, steps = array<i64: 1, -2, 3>} : tensor<1x2x2xf32> -> tensor<2x3x4xf32>

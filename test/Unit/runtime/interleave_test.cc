@@ -8,7 +8,8 @@
 // an input another entry still reads) or do not split into the same
 // entries runs whole and still gives those bits; a padding mask of the
 // step (one block per batch entry) runs entry by entry unless a call of
-// the group writes over it; entriesIndependent's rules; and run
+// the group writes over it; entriesIndependent's rules (rows that one
+// accumulating call's entries share among themselves); and run
 // --profile-ops' times land on each call's mark.
 //
 //===----------------------------------------------------------------------===//
@@ -241,6 +242,12 @@ TEST(Interleave, EntriesIndependentRules) {
   EXPECT_TRUE(entriesIndependent({access(true, {0, 8}), access(true, {16, 24})}));
   // Two entries of one call that write the same rows.
   EXPECT_FALSE(entriesIndependent({access(true, {0, 0})}));
+  // ... unless the call accumulates them (a GEMM summing a group), and no
+  // other call touches them.
+  pdrt::EntryAccess sum = access(true, {0, 0, 64, 64});
+  sum.accumulates = true;
+  EXPECT_TRUE(entriesIndependent({sum, access(false, {128, 136, 144, 152})}));
+  EXPECT_FALSE(entriesIndependent({sum, access(false, {0, 8, 64, 72})}));
 }
 
 TEST(Interleave, ProfiledCallsTimeOnTheirMarks) {
