@@ -1,4 +1,4 @@
-//===- interleave_test.cc - Batched kernels run entry by entry -------------===//
+//===- interleave_test.cc - Batched kernels run entry by entry ------------===//
 //
 // pdrt_interleave_begin / _end: causal attention's forward (S, its masked
 // softmax written over it, P V) and backward (dP, dS written over it, dK,
