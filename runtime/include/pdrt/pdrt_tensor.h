@@ -144,7 +144,12 @@ void pdrt_batch_matmul(pdrt_ctx *ctx, const float *a, const float *b,
 /// way, and writes them back, without transposing copies. `triangle`
 /// (pdrt_codes.h pdrt_triangle) names the blocks a causal mask lets the
 /// GEMM skip: PDRT_RESULT_LOWER leaves C's blocks above the diagonal
-/// unwritten.
+/// unwritten. An operand may step 0 along a batch dim (grouped-query
+/// attention's shared K and V heads); where C steps 0 along a batch dim of
+/// more than one entry, those entries' products are summed into one C in
+/// the order of the entries: the entry at index 0 along every such dim
+/// writes C, the others add to it (their skipped triangle blocks left as
+/// they are).
 void pdrt_batch_matmul_strided(pdrt_ctx *ctx, const float *a, const float *b,
                                float *c, const int64_t *desc);
 
