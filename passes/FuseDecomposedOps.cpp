@@ -1,4 +1,4 @@
-//===- FuseDecomposedOps.cpp - Fuse decomposed norms, GELU, SiLU -*- C++ -*-===//
+//===- FuseDecomposedOps.cpp - Norms, GELU, SiLU, GLUs ----------*- C++ -*-===//
 //
 // pd-fuse-decomposed-ops: exporters before ONNX opset 17 (torch.onnx at
 // opset 13, the common case) spell LayerNorm out as
@@ -25,7 +25,8 @@
 // kernels, no stashed sigmoid, and a gradient in one pass from x (three
 // kernels before); and the gated MLP of Llama, Mistral and Qwen,
 // silu(gate) * up, one pd.swiglu, whose gradient gives both operands'
-// in one pass and recomputes silu(gate) rather than stash it.
+// in one pass and recomputes silu(gate) rather than stash it; Gemma's,
+// gelu(gate) * up, likewise one pd.geglu.
 //
 //===----------------------------------------------------------------------===//
 
@@ -479,12 +480,32 @@ struct FuseSwiglu : public OpRewritePattern<SiluOp> {
   }
 };
 
+/// Rewrites Gemma's gated MLP, gelu(gate) * up (either order; the GELU
+/// without a bias and read by that product alone, both operands of the
+/// product's type), into one pd.geglu, anchored on the GELU.
+struct FuseGeglu : public OpRewritePattern<GeluOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GeluOp gelu,
+                                PatternRewriter &rewriter) const override {
+    auto mul = soleUser<MulOp>(gelu.getResult());
+    Value up = mul ? otherOperand(mul, gelu.getResult()) : Value();
+    if (gelu.getBias() || !up || up.getType() != gelu.getType())
+      return rewriter.notifyMatchFailure(gelu, "not gelu(gate) * up");
+    // Where the product is: up may be computed after the GELU.
+    rewriter.setInsertionPoint(mul);
+    rewriter.replaceOpWithNewOp<GegluOp>(mul, gelu.getType(), gelu.getInput(),
+                                         up, gelu.getApproximateAttr());
+    return success();
+  }
+};
+
 } // namespace
 
 void FuseDecomposedOpsPass::runOnOperation() {
   RewritePatternSet patterns(&getContext());
-  patterns.add<FuseLayerNorm, FuseRMSNorm, FuseErfGelu, FuseTanhGelu,
-               FuseSilu, FuseSwiglu>(&getContext());
+  patterns.add<FuseLayerNorm, FuseRMSNorm, FuseErfGelu, FuseTanhGelu, FuseSilu,
+               FuseSwiglu, FuseGeglu>(&getContext());
   GreedyRewriteConfig config;
   config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
   if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),

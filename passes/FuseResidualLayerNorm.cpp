@@ -23,6 +23,7 @@
 #include "dialects/PD/IR/PDOps.h"
 #include "passes/Passes.h"
 
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::pd {
@@ -51,13 +52,33 @@ bool isBetween(Operation *op, Operation *first, Operation *last) {
   return false;
 }
 
+/// Collects into `moveUp` (operands first) the ops between `add` and
+/// `norm` that compute `v`, if none of them reads the sum or has a side
+/// effect; false otherwise.
+bool collectParamComputation(Value v, AddOp add, Operation *norm,
+                             SmallVectorImpl<Operation *> &moveUp) {
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != add->getBlock() ||
+      llvm::is_contained(moveUp, def) || !isBetween(def, add, norm))
+    return true;
+  if (!isMemoryEffectFree(def) && def->getNumOperands() != 0)
+    return false;
+  for (Value operand : def->getOperands())
+    if (operand == add.getResult() ||
+        !collectParamComputation(operand, add, norm, moveUp))
+      return false;
+  moveUp.push_back(def);
+  return true;
+}
+
 /// The add whose sum `norm` normalizes when a, b and the sum are of one
 /// type, with the norm's parameter operands moved before it: they are
-/// often parameter reads placed next to the norm, after the add; reads
-/// (ops without operands) move up, anything else computed after the add
-/// keeps the two apart (null then). Found by walking from the add to the
-/// norm (a few ops apart), not with isBeforeInBlock: every rewrite
-/// renumbers the block, so that made the pass quadratic in the depth.
+/// often parameter reads placed next to the norm, after the add, or
+/// computed from such reads there (Gemma's RMS norm scales by 1 + w);
+/// those computations move up, anything that reads the sum keeps the two
+/// apart (null then). Found by walking from the add to the norm (a few
+/// ops apart), not with isBeforeInBlock: every rewrite renumbers the
+/// block, so that made the pass quadratic in the depth.
 AddOp matchResidualAdd(Operation *norm, Value input, ValueRange params,
                        PatternRewriter &rewriter) {
   auto add = input.getDefiningOp<AddOp>();
@@ -65,15 +86,9 @@ AddOp matchResidualAdd(Operation *norm, Value input, ValueRange params,
       add.getRhs().getType() != add.getType())
     return {};
   SmallVector<Operation *> moveUp;
-  for (Value v : params) {
-    Operation *def = v.getDefiningOp();
-    if (!def || def->getBlock() != add->getBlock() ||
-        !isBetween(def, add, norm))
-      continue;
-    if (def->getNumOperands() != 0)
+  for (Value v : params)
+    if (!collectParamComputation(v, add, norm, moveUp))
       return {};
-    moveUp.push_back(def);
-  }
   for (Operation *def : moveUp)
     rewriter.moveOpBefore(def, add);
   return add;

@@ -227,6 +227,21 @@ static void populateElementwise(RuntimePatterns &patterns) {
             b.address(g.getUpGrad()), b.i64(numel(g.getGrad()))});
     return success();
   });
+  patterns.add<GegluOp>([](GegluOp g, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_geglu,
+           {b.ctx(), b.i32(g.getApproximate() == GeluApproximation::Tanh),
+            b.address(g.getGate()), b.address(g.getUp()), b.address(g),
+            b.i64(numel(g))});
+    return success();
+  });
+  patterns.add<GegluGradOp>([](GegluGradOp g, RuntimeCallBuilder &b) {
+    b.call(RuntimeFn::pdrt_geglu_grad,
+           {b.ctx(), b.i32(g.getApproximate() == GeluApproximation::Tanh),
+            b.address(g.getGrad()), b.address(g.getGate()),
+            b.address(g.getUp()), b.address(g.getGateGrad()),
+            b.address(g.getUpGrad()), b.i64(numel(g.getGrad()))});
+    return success();
+  });
   patterns.add<RotaryOp>([](RotaryOp r, RuntimeCallBuilder &b) {
     auto shape = shapeOf(r), table = shapeOf(r.getCos());
     auto [tableRows, repeat] = *RotaryOp::tableLayout(shape, table);

@@ -19,6 +19,9 @@
   neox   GPTNeoXForCausalLM (fused QKV projection laid out head by head,
          rotary embedding on half of each head's dims (partial rotary),
          parallel residual, LayerNorm, exact GELU, untied LM head)
+  gemma  GemmaForCausalLM (the embedding scaled by sqrt(hidden), RMS norms
+         scaled by 1 + w, grouped-query attention, GeGLU MLP with tanh
+         GELU, LM head tied to the embedding)
 (--size bench: 4 layers, hidden 256, 4 heads (2 key/value heads where the
 family groups queries),
 MLP 1024 wide, vocab 4096, 128 positions, for bench/hf_vs_torch.py.)
@@ -135,6 +138,11 @@ def config_of(family, dropout, attn, size="tiny"):
     if family == "qwen2":
         return transformers.Qwen2Config(num_key_value_heads=z["kv_heads"],
                                         tie_word_embeddings=True, **causal)
+    if family == "gemma":
+        return transformers.GemmaConfig(
+            num_key_value_heads=z["kv_heads"],
+            head_dim=z["hidden"] // z["heads"],
+            hidden_activation="gelu_pytorch_tanh", **causal)
     if family == "neox":
         return transformers.GPTNeoXConfig(
             hidden_dropout=dropout, use_parallel_residual=True,
@@ -151,7 +159,8 @@ def config_of(family, dropout, attn, size="tiny"):
 
 MODEL_CLASSES = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM",
                  "bert": "BertForMaskedLM", "mistral": "MistralForCausalLM",
-                 "qwen2": "Qwen2ForCausalLM", "neox": "GPTNeoXForCausalLM"}
+                 "qwen2": "Qwen2ForCausalLM", "neox": "GPTNeoXForCausalLM",
+                 "gemma": "GemmaForCausalLM"}
 
 
 def build_model(family, dropout, seed, attn=ATTN, size="tiny"):

@@ -1,9 +1,9 @@
-//===- gelu.h - GELU and its gradient, per ISA --------------------*- C++ -*-===//
+//===- gelu.h - GELU and GeGLU, per ISA -------------------------*- C++ -*-===//
 //
 // nn.cc's GELU kernels: avx512 (gelu_avx512.cc) where
 // pdrt::vmath::hasAvx512(), avx2 (gelu_avx2.cc, the runtime's baseline ISA
 // of AVX2 + FMA) elsewhere; both are gelu_lanes.h's template and give the
-// same bits. Both namespaces declare the same two kernels.
+// same bits. Both namespaces declare the same four kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +27,15 @@ void forward(bool approxTanh, const float *x, const float *bias, float *y,
 void backward(bool approxTanh, const float *dy, const float *x,
               const float *bias, float *dx, int64_t n);
 
+/// Gated GELU (GeGLU): y = GELU(gate) * up over n elements.
+void gated(bool approxTanh, const float *gate, const float *up, float *y,
+           int64_t n);
+
+/// Its gradient: dgate = dy * up * GELU'(gate), dup = dy * GELU(gate).
+/// dgate may be dy.
+void gatedGrad(bool approxTanh, const float *dy, const float *gate,
+               const float *up, float *dgate, float *dup, int64_t n);
+
 } // namespace avx2
 
 /// The same kernels on 16 lanes; call only where hasAvx512().
@@ -35,6 +44,10 @@ void forward(bool approxTanh, const float *x, const float *bias, float *y,
              int64_t n);
 void backward(bool approxTanh, const float *dy, const float *x,
               const float *bias, float *dx, int64_t n);
+void gated(bool approxTanh, const float *gate, const float *up, float *y,
+           int64_t n);
+void gatedGrad(bool approxTanh, const float *dy, const float *gate,
+               const float *up, float *dgate, float *dup, int64_t n);
 } // namespace avx512
 
 } // namespace pdrt::gelu

@@ -20,4 +20,14 @@ void backward(bool approxTanh, const float *dy, const float *x,
   lanes::backwardOn<__m512>(approxTanh, dy, x, bias, dx, n);
 }
 
+void gated(bool approxTanh, const float *gate, const float *up, float *y,
+           int64_t n) {
+  lanes::gatedOn<__m512>(approxTanh, gate, up, y, n);
+}
+
+void gatedGrad(bool approxTanh, const float *dy, const float *gate,
+               const float *up, float *dgate, float *dup, int64_t n) {
+  lanes::gatedGradOn<__m512>(approxTanh, dy, gate, up, dgate, dup, n);
+}
+
 } // namespace pdrt::gelu::avx512

@@ -1,4 +1,4 @@
-//===- gelu_lanes.h - GELU and its gradient on 8 or 16 lanes ------*- C++ -*-===//
+//===- gelu_lanes.h - GELU and GeGLU on 8 or 16 lanes -----------*- C++ -*-===//
 //
 // The GELU kernels of both ISAs, one template over the vector type
 // (simd_ops.h), instantiated by gelu_avx2.cc (__m256) and gelu_avx512.cc
@@ -163,6 +163,27 @@ void backward(const float *dy, const float *x, const float *bias, float *dx,
   });
 }
 
+/// Gated GELU (GeGLU): y = GELU(gate) * up.
+template <typename V, bool ApproxTanh>
+void gated(const float *gate, const float *up, float *y, int64_t n) {
+  overVectors<V>(n, [&](int64_t i, auto loadAt, auto storeAt) {
+    storeAt(y + i, mul(geluOf<ApproxTanh>(loadAt(gate + i)), loadAt(up + i)));
+  });
+}
+
+/// Its gradient: dgate = dy * up * GELU'(gate), dup = dy * GELU(gate) (the
+/// forward's bits of GELU(gate)). dgate may be dy.
+template <typename V, bool ApproxTanh>
+void gatedGrad(const float *dy, const float *gate, const float *up,
+               float *dgate, float *dup, int64_t n) {
+  overVectors<V>(n, [&](int64_t i, auto loadAt, auto storeAt) {
+    V g = loadAt(gate + i), d = loadAt(dy + i);
+    V dg = mul(mul(d, loadAt(up + i)), geluGradOf<ApproxTanh>(g));
+    storeAt(dup + i, mul(d, geluOf<ApproxTanh>(g)));
+    storeAt(dgate + i, dg);
+  });
+}
+
 /// The kernels of gelu.h on vectors V.
 template <typename V>
 void forwardOn(bool approxTanh, const float *x, const float *bias, float *y,
@@ -180,6 +201,24 @@ void backwardOn(bool approxTanh, const float *dy, const float *x,
     backward<V, true>(dy, x, bias, dx, n);
   else
     backward<V, false>(dy, x, bias, dx, n);
+}
+
+template <typename V>
+void gatedOn(bool approxTanh, const float *gate, const float *up, float *y,
+             int64_t n) {
+  if (approxTanh)
+    gated<V, true>(gate, up, y, n);
+  else
+    gated<V, false>(gate, up, y, n);
+}
+
+template <typename V>
+void gatedGradOn(bool approxTanh, const float *dy, const float *gate,
+                 const float *up, float *dgate, float *dup, int64_t n) {
+  if (approxTanh)
+    gatedGrad<V, true>(dy, gate, up, dgate, dup, n);
+  else
+    gatedGrad<V, false>(dy, gate, up, dgate, dup, n);
 }
 
 } // namespace pdrt::gelu::lanes

@@ -199,7 +199,8 @@ extern "C" void pdrt_unary_grad(pdrt_ctx *ctx, int32_t kind, float alpha,
 // GELU: y = 0.5 x (1 + erf(x / sqrt(2))), or 0.5 x (1 + tanh(u)) with
 // u = sqrt(2/pi) (x + 0.044715 x^3); the backward recomputes from x. The
 // kernels of gelu_avx512.cc on AVX-512 CPUs, of gelu_avx2.cc elsewhere
-// (gelu_lanes.h, the same bits).
+// (gelu_lanes.h, the same bits). GeGLU (Gemma's gated MLP): GELU(gate) up
+// in one pass, its gradient recomputing GELU(gate) and GELU'(gate).
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -268,6 +269,27 @@ extern "C" void pdrt_gelu_grad_bias(pdrt_ctx *ctx, int32_t approxTanh,
     if (db)
       addRowInto(db, dx + r * cols, cols);
   }
+}
+
+extern "C" void pdrt_geglu(pdrt_ctx *ctx, int32_t approxTanh, const float *gate,
+                           const float *up, float *y, int64_t n) {
+  if (pdrt::hasError(ctx))
+    return;
+  if (pdrt::vmath::hasAvx512())
+    return pdrt::gelu::avx512::gated(approxTanh, gate, up, y, n);
+  pdrt::gelu::avx2::gated(approxTanh, gate, up, y, n);
+}
+
+extern "C" void pdrt_geglu_grad(pdrt_ctx *ctx, int32_t approxTanh,
+                                const float *dy, const float *gate,
+                                const float *up, float *dgate, float *dup,
+                                int64_t n) {
+  if (pdrt::hasError(ctx))
+    return;
+  if (pdrt::vmath::hasAvx512())
+    return pdrt::gelu::avx512::gatedGrad(approxTanh, dy, gate, up, dgate, dup,
+                                         n);
+  pdrt::gelu::avx2::gatedGrad(approxTanh, dy, gate, up, dgate, dup, n);
 }
 
 extern "C" void pdrt_broadcast(pdrt_ctx *ctx, const float *x, float *y,

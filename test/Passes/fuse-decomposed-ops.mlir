@@ -392,6 +392,34 @@ func.func @swiglu(%g: tensor<4x8xf32>, %u: tensor<4x8xf32>) -> (tensor<4x8xf32>,
 
 // -----
 
+// Gemma's gated MLP: gelu(gate) * up (tanh form), the product's operands in
+// either order, up computed after the GELU; the erf form too. A GELU also
+// read elsewhere, or with a bias, stays a pd.gelu and a pd.mul.
+// CHECK-LABEL: func.func @geglu
+// CHECK-SAME: (%[[G:.*]]: tensor<4x8xf32>, %[[U:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK-NEXT: %[[W:.*]] = pd.add %[[U]], %[[U]]
+// CHECK-NEXT: %[[A:.*]] = pd.geglu %[[G]], %[[W]] {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
+// CHECK-NEXT: %[[E:.*]] = pd.geglu %[[U]], %[[A]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[S:.*]] = pd.gelu %[[G]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[C:.*]] = pd.mul %[[S]], %[[U]]
+// CHECK-NEXT: %[[T:.*]] = pd.gelu %[[G]], %[[B]]
+// CHECK-NEXT: %[[D:.*]] = pd.mul %[[T]], %[[U]]
+// CHECK-NEXT: return %[[E]], %[[C]], %[[S]], %[[D]]
+func.func @geglu(%g: tensor<4x8xf32>, %u: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %h = pd.gelu %g {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
+  %w = pd.add %u, %u : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %a = pd.mul %h, %w : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %k = pd.gelu %u : tensor<4x8xf32>
+  %e = pd.mul %a, %k : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %q = pd.gelu %g : tensor<4x8xf32>
+  %c = pd.mul %q, %u : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %t = pd.gelu %g, %b : tensor<4x8xf32>, tensor<8xf32>
+  %d = pd.mul %t, %u : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %e, %c, %q, %d : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
 // Not SiLU: the sigmoid is also read elsewhere (kept, so fusing would add
 // work); the product is of another tensor; a broadcast x.
 // CHECK-LABEL: func.func @not_silu

@@ -37,7 +37,8 @@ def parse_args():
     """Parse the command line (export.py's model options)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--family", default="gpt2",
-                   choices=["gpt2", "llama", "bert", "mistral", "qwen2", "neox"])
+                   choices=["gpt2", "llama", "bert", "mistral", "qwen2", "neox",
+                            "gemma"])
     p.add_argument("--exporter", choices=["torchscript", "dynamo"],
                    default="torchscript")
     p.add_argument("--attn", choices=["eager", "sdpa"], default="sdpa")

@@ -309,6 +309,8 @@ Value mlir::pd::getOverwritableOperand(Operation *op) {
     return gelu.getGrad();
   if (auto swiglu = dyn_cast<SwigluGradOp>(op))
     return swiglu.getGrad();
+  if (auto geglu = dyn_cast<GegluGradOp>(op))
+    return geglu.getGrad();
   if (auto softmax = dyn_cast<MaskedSoftmaxGradOp>(op))
     return softmax.getGrad();
   if (auto norm = dyn_cast<LayerNormGradOp>(op))

@@ -72,9 +72,9 @@ Value getContiguousPartRoot(Value input);
 /// The operand whose workspace slot `op`'s first result may take when `op`
 /// is that operand's last reader: its kernel reads each element (or row)
 /// of the operand before it writes the result's, and the two are of one
-/// type (pd.gelu_grad, pd.swiglu_grad, pd.masked_softmax_grad and
-/// pd.layer_norm_grad over their incoming gradient); null for other ops. pd-allocate-buffers and the planner's
-/// stage model apply it.
+/// type (pd.gelu_grad, pd.swiglu_grad, pd.geglu_grad, pd.masked_softmax_grad
+/// and pd.layer_norm_grad over their incoming gradient); null for other ops.
+/// pd-allocate-buffers and the planner's stage model apply it.
 Value getOverwritableOperand(Operation *op);
 
 /// Whether `op` runs no kernel in a stage: a parameter read, a constant

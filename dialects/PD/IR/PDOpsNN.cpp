@@ -329,6 +329,26 @@ int64_t SwigluOp::getFlops() { return 15 * numElements(getResult()); }
 int64_t SwigluGradOp::getFlops() { return 20 * numElements(getGrad()); }
 
 //===----------------------------------------------------------------------===//
+// GegluOp: y = gelu(g) u
+//   dg = dy u gelu'(g), du = dy gelu(g), both by pd.geglu_grad
+//===----------------------------------------------------------------------===//
+
+LogicalResult GegluOp::buildVJP(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                SmallVectorImpl<Value> &operandGrads) {
+  auto grad =
+      b.create<GegluGradOp>(getLoc(), getType(), getType(), resultGrads[0],
+                            getGate(), getUp(), getApproximateAttr());
+  operandGrads.push_back(grad.getGateGrad());
+  operandGrads.push_back(grad.getUpGrad());
+  return success();
+}
+
+// pd.gelu's and pd.gelu_grad's work and a product; the gradient evaluates
+// both gelu and gelu'.
+int64_t GegluOp::getFlops() { return 21 * numElements(getResult()); }
+int64_t GegluGradOp::getFlops() { return 50 * numElements(getGrad()); }
+
+//===----------------------------------------------------------------------===//
 // RotaryOp: y = x c + R(x) s, R(x) = concat(-x[h:], x[:h]), a linear map of
 //   x whose transpose is x c + R^T(x s), R^T(z) = concat(z[h:], -z[:h]):
 //   dx = the adjoint op on dy (and back), dc = sum_to(dy x),

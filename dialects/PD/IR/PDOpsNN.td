@@ -292,6 +292,56 @@ def PD_SwigluGradOp : PD_Op<"swiglu_grad", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
+// GeGLU: the gated MLP of Gemma
+//===----------------------------------------------------------------------===//
+
+def PD_GegluOp : PD_Op<"geglu", [Pure, AllTypesMatch<["gate", "up", "result"]>,
+    DeclareOpInterfaceMethods<PD_GradientOpInterface>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gated GELU: y = gelu(gate) * up, elementwise.";
+  let description = [{
+    gelu as pd.gelu computes it (`approximate`: the erf form or the tanh
+    approximation, Gemma's gelu_pytorch_tanh). pd-fuse-decomposed-ops
+    forms it from a `pd.mul` of a `pd.gelu` (without a bias) read by
+    nothing else and a tensor of the same type (the gated MLP's gate and
+    up projections): one pass over the two projections instead of two
+    kernels, gelu(gate) neither written nor stashed (the gradient,
+    pd.geglu_grad, recomputes it from the gate).
+
+    ```mlir
+    %y = pd.geglu %gate, %up {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$gate, PD_F32Tensor:$up,
+                       DefaultValuedAttr<PD_GeluApproximationAttr,
+                           "::mlir::pd::GeluApproximation::None">:$approximate);
+  let results = (outs PD_F32Tensor:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+}
+
+def PD_GegluGradOp : PD_Op<"geglu_grad", [Pure,
+    AllTypesMatch<["grad", "gate", "up", "gate_grad", "up_grad"]>,
+    DeclareOpInterfaceMethods<PD_CostOpInterface>]> {
+  let summary = "Gradient of pd.geglu, both operands in one pass.";
+  let description = [{
+    gate_grad = dy * up * gelu'(gate), up_grad = dy * gelu(gate).
+    gate_grad may take the slot of dy.
+
+    ```mlir
+    %dg, %du = pd.geglu_grad %dy, %gate, %up {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PD_F32Tensor:$grad, PD_F32Tensor:$gate,
+                       PD_F32Tensor:$up,
+                       DefaultValuedAttr<PD_GeluApproximationAttr,
+                           "::mlir::pd::GeluApproximation::None">:$approximate);
+  let results = (outs PD_F32Tensor:$gate_grad, PD_F32Tensor:$up_grad);
+  let assemblyFormat = [{
+    $grad `,` $gate `,` $up attr-dict `:` type($grad)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Rotary position embedding: Llama, Mistral, Qwen, GPT-NeoX
 //===----------------------------------------------------------------------===//
 

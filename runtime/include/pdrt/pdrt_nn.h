@@ -80,6 +80,17 @@ void pdrt_gelu_grad_bias(pdrt_ctx *ctx, int32_t approx_tanh, const float *dy,
                          const float *x, const float *bias, float *dx,
                          float *db, int64_t rows, int64_t cols);
 
+/// Gated GELU (GeGLU, Gemma's MLP): y[i] = gelu(gate[i]) * up[i], the
+/// bits of pdrt_gelu on gate times up.
+void pdrt_geglu(pdrt_ctx *ctx, int32_t approx_tanh, const float *gate,
+                const float *up, float *y, int64_t n);
+
+/// Its gradient, recomputed from gate: dgate[i] = dy[i] up[i]
+/// gelu'(gate[i]), dup[i] = dy[i] gelu(gate[i]). dgate may be dy.
+void pdrt_geglu_grad(pdrt_ctx *ctx, int32_t approx_tanh, const float *dy,
+                     const float *gate, const float *up, float *dgate,
+                     float *dup, int64_t n);
+
 /// Training-mode dropout: y[i] = keep(i) ? x[i] / (1 - ratio) : 0 with the
 /// counter-based mask of pdrt_random.h, keyed by the run's seed, the
 /// running microbatch (ctx) and `rng_id`. The same call on dy is the

@@ -90,6 +90,19 @@ func.func @silu_swiglu(%g: tensor<4x8xf32>, %u: tensor<4x8xf32>) {
   return
 }
 
+// Tests that pd.geglu and pd.geglu_grad round-trip in both GELU forms.
+
+// CHECK-LABEL: func.func @geglu
+func.func @geglu(%g: tensor<4x8xf32>, %u: tensor<4x8xf32>) {
+  // CHECK: %[[Y:.+]] = pd.geglu %{{.+}}, %{{.+}} {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
+  %y = pd.geglu %g, %u {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
+  // CHECK: %gate_grad, %up_grad = pd.geglu_grad %[[Y]], %{{.+}}, %{{.+}} {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
+  %dg, %du = pd.geglu_grad %y, %g, %u {approximate = #pd.gelu<tanh>} : tensor<4x8xf32>
+  // CHECK: pd.geglu %{{.+}}, %{{.+}} : tensor<4x8xf32>
+  %z = pd.geglu %g, %u : tensor<4x8xf32>
+  return
+}
+
 // Tests that a GELU with a bias (gelu(x + bias)) and its gradient at
 // x + bias, with and without the bias gradient, round-trip.
 

@@ -2,9 +2,10 @@
 //
 // vmath's exp (vexp.h) and SLEEF-backed log, erf, tanh, sin and cos
 // against libm in double on both instruction sets (lengths that leave
-// tails of every size), its max, sum and dot, and GELU, its gradient, softmax and
-// log-softmax against double-precision references: the kernels compute a
-// vector at a time but to float accuracy.
+// tails of every size), its max, sum and dot, and GELU, its gradient,
+// GeGLU, softmax and log-softmax against double-precision references (or
+// the kernels they are built from): the kernels compute a vector at a time
+// but to float accuracy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -311,7 +312,7 @@ TEST_P(Gelu, IsXOrZeroFarOutUpToTheLargestFloats) {
 }
 
 // One template (gelu_lanes.h) on 16 and 8 lanes: the same bits for GELU,
-// its gradient and the bias forms, lengths leaving every tail of both
+// its gradient, the bias forms and GeGLU, lengths leaving every tail of both
 // widths, values past both forms' clamps (|x| about 8.5 for the tanh
 // form's exponent, 13.2 for the erf form's underflow) (AVX-512 CPUs).
 TEST(GeluOnBothIsas, TheSameBits) {
@@ -332,7 +333,12 @@ TEST(GeluOnBothIsas, TheSameBits) {
                        n);
         pdrt_gelu_grad_bias(nullptr, approxTanh, dy.data(), x.data(),
                             bias.data(), dxb.data(), db.data(), 1, n);
-        return std::vector<std::vector<float>>{y, dx, yb, dxb, db};
+        std::vector<float> gy(n), dgate(n), dup(n);
+        pdrt_geglu(nullptr, approxTanh, x.data(), bias.data(), gy.data(), n);
+        pdrt_geglu_grad(nullptr, approxTanh, dy.data(), x.data(), bias.data(),
+                        dgate.data(), dup.data(), n);
+        return std::vector<std::vector<float>>{y,  dx, yb,    dxb,
+                                               db, gy, dgate, dup};
       };
       EXPECT_EQ(run(true), run(false)) << "n=" << n << " tanh=" << approxTanh;
     }
@@ -425,6 +431,39 @@ TEST_P(Gelu, GradientOverItsIncomingGradientBitForBit) {
           << rows << " x " << cols << " at " << at << " with bias";
       EXPECT_EQ(db, wantDb) << rows << " x " << cols << " at " << at;
     }
+  }
+}
+
+// GeGLU (pd.geglu): gelu(gate) * up bit for bit pdrt_gelu's bits times
+// up; its gradient dup = dy * gelu(gate) likewise, and dgate that of
+// pdrt_gelu_grad on dy * up, also written over dy; lengths leaving every
+// tail.
+TEST_P(Gelu, GatedIsTheGeluKernelTimesUpBitForBit) {
+  bool approxTanh = std::get<1>(GetParam());
+  for (int64_t n : {1, 7, 16, 45, 1000}) {
+    std::vector<float> gate = uniformVector(n, -8, 8, (unsigned)(41 + n));
+    std::vector<float> up = uniformVector(n, -2, 2, (unsigned)(42 + n));
+    std::vector<float> dy = uniformVector(n, -2, 2, (unsigned)(43 + n));
+    std::vector<float> g(n), wantY(n), dyUp(n), wantDgate(n), wantDup(n);
+    pdrt_gelu(nullptr, approxTanh, gate.data(), g.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      wantY[i] = g[i] * up[i];
+      wantDup[i] = dy[i] * g[i];
+      dyUp[i] = dy[i] * up[i];
+    }
+    pdrt_gelu_grad(nullptr, approxTanh, dyUp.data(), gate.data(),
+                   wantDgate.data(), n);
+    std::vector<float> y(n), dgate(n), dup(n);
+    pdrt_geglu(nullptr, approxTanh, gate.data(), up.data(), y.data(), n);
+    pdrt_geglu_grad(nullptr, approxTanh, dy.data(), gate.data(), up.data(),
+                    dgate.data(), dup.data(), n);
+    EXPECT_EQ(y, wantY) << "n=" << n;
+    EXPECT_EQ(dgate, wantDgate) << "n=" << n;
+    EXPECT_EQ(dup, wantDup) << "n=" << n;
+    std::vector<float> inPlace = dy;
+    pdrt_geglu_grad(nullptr, approxTanh, inPlace.data(), gate.data(), up.data(),
+                    inPlace.data(), dup.data(), n);
+    EXPECT_EQ(inPlace, wantDgate) << "n=" << n << " over dy";
   }
 }
 
