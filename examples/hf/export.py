@@ -22,6 +22,10 @@
   gemma  GemmaForCausalLM (the embedding scaled by sqrt(hidden), RMS norms
          scaled by 1 + w, grouped-query attention, GeGLU MLP with tanh
          GELU, LM head tied to the embedding)
+  phi3   Phi3ForCausalLM (one fused QKV projection, grouped-query
+         attention, rotary embedding in the partial form with every column
+         rotated, one fused gate and up projection chunked for the SwiGLU,
+         RMSNorm, untied LM head)
 (--size bench: 4 layers, hidden 256, 4 heads (2 key/value heads where the
 family groups queries),
 MLP 1024 wide, vocab 4096, 128 positions, for bench/hf_vs_torch.py.)
@@ -143,6 +147,11 @@ def config_of(family, dropout, attn, size="tiny"):
             num_key_value_heads=z["kv_heads"],
             head_dim=z["hidden"] // z["heads"],
             hidden_activation="gelu_pytorch_tanh", **causal)
+    if family == "phi3":
+        return transformers.Phi3Config(num_key_value_heads=z["kv_heads"],
+                                       pad_token_id=0,
+                                       resid_pdrop=dropout,
+                                       embd_pdrop=dropout, **causal)
     if family == "neox":
         return transformers.GPTNeoXConfig(
             hidden_dropout=dropout, use_parallel_residual=True,
@@ -160,7 +169,7 @@ def config_of(family, dropout, attn, size="tiny"):
 MODEL_CLASSES = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM",
                  "bert": "BertForMaskedLM", "mistral": "MistralForCausalLM",
                  "qwen2": "Qwen2ForCausalLM", "neox": "GPTNeoXForCausalLM",
-                 "gemma": "GemmaForCausalLM"}
+                 "gemma": "GemmaForCausalLM", "phi3": "Phi3ForCausalLM"}
 
 
 def build_model(family, dropout, seed, attn=ATTN, size="tiny"):

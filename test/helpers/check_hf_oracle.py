@@ -38,7 +38,7 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--family", default="gpt2",
                    choices=["gpt2", "llama", "bert", "mistral", "qwen2", "neox",
-                            "gemma"])
+                            "gemma", "phi3"])
     p.add_argument("--exporter", choices=["torchscript", "dynamo"],
                    default="torchscript")
     p.add_argument("--attn", choices=["eager", "sdpa"], default="sdpa")

@@ -296,6 +296,11 @@ std::optional<int64_t> SliceOp::getContiguousOffset() {
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  // The whole tensor (Phi-3's partial rotary of every column): no copy.
+  if (getInput().getType() == getType() &&
+      llvm::all_of(getStarts(), [](int64_t s) { return s == 0; }) &&
+      llvm::all_of(getSteps(), [](int64_t s) { return s == 1; }))
+    return getInput();
   auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
   if (!dense)
     return {};
@@ -347,6 +352,14 @@ LogicalResult ConcatOp::verify() {
 }
 
 OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
+  // One input and empty ones (Phi-3's passed-through columns when every
+  // column is rotated): that input.
+  SmallVector<Value> nonEmpty;
+  for (Value v : getInputs())
+    if (cast<RankedTensorType>(v.getType()).getDimSize(getAxis()) != 0)
+      nonEmpty.push_back(v);
+  if (nonEmpty.size() == 1 && nonEmpty.front().getType() == getType())
+    return nonEmpty.front();
   SmallVector<SmallVector<Attribute>> parts;
   for (Attribute a : adaptor.getInputs()) {
     auto dense = dyn_cast_or_null<DenseElementsAttr>(a);
