@@ -55,8 +55,19 @@ private:
   func::FuncOp createFunc(int64_t stage, Phase phase, TypeRange args,
                           TypeRange results);
 
+  /// A parameter read, a constant, or a view of a parameter read (a
+  /// reshape, or a contiguous slice: Phi-3's row blocks of a fused
+  /// projection's weight, pd-split-sliced-matmuls): cloned into every
+  /// function that reads it instead of stashed or sent.
   static bool isSource(Operation *op) {
-    return isa<ParamRefOp, ConstantOp>(op);
+    return isa<ParamRefOp, ConstantOp>(op) || isWeightView(op);
+  }
+  static bool isWeightView(Operation *op) {
+    auto slice = dyn_cast<SliceOp>(op);
+    if (!isa<ReshapeOp>(op) && !(slice && slice.getContiguousOffset()))
+      return false;
+    Operation *def = op->getOperand(0).getDefiningOp();
+    return def && (isa<ParamRefOp>(def) || isWeightView(def));
   }
   Home homeOf(Operation *op) const {
     int64_t stage = *getContractInt<PDDialect::StageAttrHelper>(op);
@@ -147,8 +158,12 @@ Value Outliner::materialize(Value v, int64_t stage, Phase phase, OpBuilder &b) {
         func.getLoc(), v.getType(), b.getI64IntegerAttr(arg.getArgNumber()),
         name ? name : b.getStringAttr("input" +
                                       std::to_string(arg.getArgNumber())));
-  } else if (isSource(v.getDefiningOp())) {
-    Operation *clone = b.clone(*v.getDefiningOp());
+  } else if (Operation *def = v.getDefiningOp(); isSource(def)) {
+    // A view's input first (itself a source).
+    IRMapping operands;
+    for (Value operand : def->getOperands())
+      operands.map(operand, materialize(operand, stage, phase, b));
+    Operation *clone = b.clone(*def, operands);
     dropPartitionAttrs(clone);
     result = clone->getResult(0);
   } else {

@@ -230,6 +230,39 @@ def SinkTransposesPass : Pass<"pd-sink-transposes", "::mlir::ModuleOp"> {
   }];
 }
 
+def SplitSlicedMatMulsPass : Pass<"pd-split-sliced-matmuls", "::mlir::ModuleOp"> {
+  let summary = "Gives each column block a fused projection is sliced into its own GEMM.";
+  let description = [{
+    A 2-D pd.matmul with `transpose_rhs` (a Linear layer, weight [N, K])
+    read once, directly or through one reshape that keeps the last dim,
+    by pd.slice ops that take column blocks tiling its N columns (Phi-3's
+    qkv_proj and gate_up_proj) becomes one pd.matmul per block, each
+    reading the block's rows of the weight (and of a bias) through a
+    pd.slice of leading rows, a view. The slices' copies go forward, and
+    the concat of their gradients backward. Left alone where batched GEMMs
+    are the blocks' only readers (through reshapes and transposes):
+    pd-fold-slices-into-matmul reads those in place. Runs before
+    pd-autodiff.
+
+    Before:
+    ```mlir
+    %y = pd.matmul %x, %w {transpose_rhs} : tensor<32x64xf32>, tensor<256x64xf32> -> tensor<32x256xf32>
+    %r = pd.reshape %y : tensor<32x256xf32> -> tensor<2x16x256xf32>
+    %g = pd.slice %r {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<2x16x256xf32> -> tensor<2x16x128xf32>
+    %u = pd.slice %r {starts = array<i64: 0, 0, 128>, steps = array<i64: 1, 1, 1>} : tensor<2x16x256xf32> -> tensor<2x16x128xf32>
+    ```
+    After:
+    ```mlir
+    %wg = pd.slice %w {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<256x64xf32> -> tensor<128x64xf32>
+    %yg = pd.matmul %x, %wg {transpose_rhs} : tensor<32x64xf32>, tensor<128x64xf32> -> tensor<32x128xf32>
+    %g = pd.reshape %yg : tensor<32x128xf32> -> tensor<2x16x128xf32>
+    %wu = pd.slice %w {starts = array<i64: 128, 0>, steps = array<i64: 1, 1>} : tensor<256x64xf32> -> tensor<128x64xf32>
+    %yu = pd.matmul %x, %wu {transpose_rhs} : tensor<32x64xf32>, tensor<128x64xf32> -> tensor<32x128xf32>
+    %u = pd.reshape %yu : tensor<32x128xf32> -> tensor<2x16x128xf32>
+    ```
+  }];
+}
+
 def SplitMatMulRowsPass : Pass<"pd-split-matmul-rows", "::mlir::ModuleOp"> {
   let summary = "Splits 2-D matmuls by rows so that a pipeline cut can fall inside one.";
   let description = [{

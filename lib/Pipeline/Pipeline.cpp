@@ -27,6 +27,9 @@ void mlir::pd::addAutodiffPhase(OpPassManager &pm,
   pm.addPass(createSinkTransposesPass());
   // Linear layers' biases into their matmuls' epilogues.
   pm.addPass(createFuseMatMulBiasPass());
+  // A fused projection sliced into column blocks (Phi-3's QKV and gate-up
+  // projections): one GEMM per block instead of the slices' copies.
+  pm.addPass(createSplitSlicedMatMulsPass());
   // Residual adds into the layer norms that read their sums.
   pm.addPass(createFuseResidualLayerNormPass());
   // Those biases into the GELUs and residual norms that read the products,

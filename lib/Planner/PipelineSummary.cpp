@@ -70,8 +70,8 @@ mlir::pd::describeDifference(const PipelineSummary &a,
           .str();
     if (!sameSeconds(x.forwardSeconds, y.forwardSeconds) ||
         !sameSeconds(x.backwardSeconds, y.backwardSeconds))
-      return llvm::formatv("stage {0} seconds (forward, backward): {1}, {2} "
-                           "vs {3}, {4}",
+      return llvm::formatv("stage {0} seconds (forward, backward): {1:e}, "
+                           "{2:e} vs {3:e}, {4:e}",
                            s, x.forwardSeconds, x.backwardSeconds,
                            y.forwardSeconds, y.backwardSeconds)
           .str();

@@ -118,6 +118,16 @@ LogicalResult GraphBuilder::addOp(Operation &op) {
       node.window = true;
       node.windowAtStart = *offset == 0;
     }
+  // A view of a parameter read is a source too (as pd-outline-stages
+  // clones it).
+  if (node.view || node.window)
+    if (Operation *def = op.getOperand(0).getDefiningOp()) {
+      auto it = opIndex.find(def);
+      if (it != opIndex.end())
+        node.weightView =
+            g.ops[it->second].kind == ProgramGraph::OpKind::ParamRef ||
+            g.ops[it->second].weightView;
+    }
   if (mlir::Value x = getOverwritableOperand(&op))
     for (OpOperand &use : op.getOpOperands())
       if (use.get() == x) {
@@ -231,7 +241,8 @@ void ProgramGraph::price(function_ref<double(const Op &)> seconds) {
     return owner < 0 ? -1 : ops[owner].chainPos;
   };
   for (int32_t i = 0; i < n; ++i) {
-    ops[i].seconds = seconds(ops[i]);
+    // A view of a parameter read runs no kernel (pd.view).
+    ops[i].seconds = ops[i].weightView ? 0 : seconds(ops[i]);
     if (int32_t p = positionOf(i); p >= 0)
       chain.seconds[p] += ops[i].seconds;
   }
@@ -291,6 +302,32 @@ void ProgramGraph::price(function_ref<double(const Op &)> seconds) {
         --back[std::max(a, u) + 1];
         any = true;
       }
+  }
+  // A parameter read (with its views: pd-split-sliced-matmuls' row blocks
+  // of one weight) is one value on one stage: no cut between its forward
+  // readers (as pd-partition-stages places it).
+  for (int32_t i = 0; i < n; ++i) {
+    if (ops[i].kind != OpKind::ParamRef)
+      continue;
+    int64_t lo = positions, hi = -1;
+    SmallVector<int32_t> reads = {i};
+    while (!reads.empty()) {
+      const Op &read = ops[reads.pop_back_val()];
+      for (uint32_t v = read.resultBegin; v < read.resultEnd; ++v)
+        for (int32_t user : usersOf(v)) {
+          if (ops[user].backward)
+            continue;
+          if (ops[user].weightView)
+            reads.push_back(user);
+          if (int64_t u = positionOf(user); u >= 0)
+            lo = std::min(lo, u), hi = std::max(hi, u);
+        }
+    }
+    if (hi > lo) {
+      ++back[lo + 1];
+      --back[hi + 1];
+      any = true;
+    }
   }
   chain.flowsBack.clear();
   if (any) {

@@ -201,10 +201,10 @@ int32_t Modeler::addOp(VFn &fn, VKind kind, int32_t orig,
   int32_t index = fn.ops.size();
   op.resultBegin = fn.vals.size();
   GraphOp origKind = orig >= 0 ? g.ops[orig].kind : GraphOp::Compute;
+  bool inWeights =
+      origKind == GraphOp::ParamRef || (orig >= 0 && g.ops[orig].weightView);
   for (int64_t bytes : resultBytes)
-    fn.vals.push_back({bytes, index,
-                       origKind == GraphOp::ParamRef ? Home::Weights
-                                                     : Home::None,
+    fn.vals.push_back({bytes, index, inWeights ? Home::Weights : Home::None,
                        origKind == GraphOp::Constant});
   op.resultEnd = fn.vals.size();
   fn.ops.push_back(op);

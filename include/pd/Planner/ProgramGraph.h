@@ -80,8 +80,14 @@ struct ProgramGraph {
     uint32_t operandBegin = 0, operandEnd = 0; ///< Into `operands`.
     uint32_t resultBegin = 0, resultEnd = 0;   ///< Value ids.
     uint32_t stateBegin = 0, stateEnd = 0;     ///< Into `stateRefs`.
+    /// A view (reshape, contiguous slice) of a parameter read: a source
+    /// in the weights, as the parameter is, that runs no kernel.
+    bool weightView = false;
+    /// A parameter read, a constant or a view of a parameter read: cloned
+    /// into every stage function that reads it (pd-outline-stages), never
+    /// stashed or sent.
     bool isSource() const {
-      return kind == OpKind::ParamRef || kind == OpKind::Constant;
+      return kind == OpKind::ParamRef || kind == OpKind::Constant || weightView;
     }
   };
 

@@ -89,6 +89,36 @@ TEST(StageModel, ChainForbidsCutsWhereAGradientFlowsForward) {
             (std::vector<char>{0, 1, 1, 0, 0, 0, 0}));
 }
 
+// A view of a parameter read (pd-split-sliced-matmuls' row blocks of one
+// weight; here b2 read as the leading rows of b1's read) is a source in
+// the weights, priced at nothing; and the read is one value on one stage:
+// no cut between its readers, the first layer's add and the second's.
+TEST(StageModel, ChainForbidsCutsBetweenReadersOfOneParameterRead) {
+  std::string text = mlpAt(4);
+  std::string from = "%6 = pd.param_ref @b2 {pd.op_id = 6 : i64} : "
+                     "tensor<10xf32>";
+  size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(),
+               "%6 = pd.slice %1 {pd.op_id = 6 : i64, starts = array<i64: 0>, "
+               "steps = array<i64: 1>} : tensor<16xf32> -> tensor<10xf32>");
+  Program viewed(text);
+  const ProgramGraph &g = viewed.graph;
+  int views = 0;
+  for (const ProgramGraph::Op &op : g.ops)
+    if (op.weightView) {
+      ++views;
+      EXPECT_TRUE(op.isSource());
+      EXPECT_EQ(op.seconds, 0);
+    }
+  EXPECT_EQ(views, 1);
+  ASSERT_FALSE(g.chain.flowsBack.empty());
+  // Positions: matmul, add, relu, the view, matmul, add, cross-entropy.
+  // b1's read feeds the add at position 1, the view at 3 and through it
+  // the add at 5: no cut at 2 to 5.
+  EXPECT_EQ(g.chain.flowsBack, (std::vector<char>{0, 0, 1, 1, 1, 1, 0, 0}));
+}
+
 // Recomputing stage 0 stashes only x; its backward reruns the forward.
 TEST(StageModel, RecomputationStashesTheInputs) {
   Program p(mlpAt(4));
