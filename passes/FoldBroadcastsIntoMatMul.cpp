@@ -29,8 +29,6 @@
 #include "passes/LeadingReshapes.h"
 #include "passes/Passes.h"
 
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-
 namespace mlir::pd {
 #define GEN_PASS_DEF_FOLDBROADCASTSINTOMATMULPASS
 #include "passes/Passes.h.inc"
@@ -276,18 +274,11 @@ struct FoldGroupSum : public OpRewritePattern<SumToOp> {
 void FoldBroadcastsIntoMatMulPass::runOnOperation() {
   Absorbed absorbed;
   Views views;
-  getOperation().walk([&](Operation *op) {
-    if (auto id = getContractInt<PDDialect::OpIdAttrHelper>(op))
-      views.nextId = std::max(views.nextId, *id + 1);
-  });
+  views.nextId = nextFreeOpId(getOperation());
   RewritePatternSet patterns(&getContext());
   patterns.add<FoldSharedRhs>(&getContext(), absorbed, views);
   patterns.add<FoldGroupSum>(&getContext());
   populateTransposeBetweenLeadingReshapes(patterns);
-  GreedyRewriteConfig config;
-  config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-  if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
-                                          config)))
-    return signalPassFailure();
-  retagOrphanedGradients(getOperation(), absorbed);
+  if (failed(foldAndRetag(getOperation(), std::move(patterns), absorbed)))
+    signalPassFailure();
 }

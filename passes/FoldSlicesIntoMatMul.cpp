@@ -31,8 +31,6 @@
 #include "passes/GradTags.h"
 #include "passes/Passes.h"
 
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-
 namespace mlir::pd {
 #define GEN_PASS_DEF_FOLDSLICESINTOMATMULPASS
 #include "passes/Passes.h.inc"
@@ -170,18 +168,10 @@ struct FoldOperandSlice : public OpRewritePattern<BatchMatMulOp> {
 
 void FoldSlicesIntoMatMulPass::runOnOperation() {
   Absorbed absorbed;
-  int64_t nextId = 0;
-  getOperation().walk([&](Operation *op) {
-    if (auto id = getContractInt<PDDialect::OpIdAttrHelper>(op))
-      nextId = std::max(nextId, *id + 1);
-  });
+  int64_t nextId = nextFreeOpId(getOperation());
   Reshapes made;
   RewritePatternSet patterns(&getContext());
   patterns.add<FoldOperandSlice>(&getContext(), absorbed, made, nextId);
-  GreedyRewriteConfig config;
-  config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-  if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
-                                          config)))
-    return signalPassFailure();
-  retagOrphanedGradients(getOperation(), absorbed);
+  if (failed(foldAndRetag(getOperation(), std::move(patterns), absorbed)))
+    signalPassFailure();
 }

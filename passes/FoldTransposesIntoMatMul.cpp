@@ -32,7 +32,6 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Utils/IndexingUtils.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::pd {
 #define GEN_PASS_DEF_FOLDTRANSPOSESINTOMATMULPASS
@@ -166,10 +165,6 @@ void FoldTransposesIntoMatMulPass::runOnOperation() {
   patterns.add<FoldOperandTranspose>(&getContext(), absorbed);
   patterns.add<FoldResultTranspose>(&getContext());
   populateTransposeBetweenLeadingReshapes(patterns);
-  GreedyRewriteConfig config;
-  config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-  if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
-                                          config)))
-    return signalPassFailure();
-  retagOrphanedGradients(getOperation(), absorbed);
+  if (failed(foldAndRetag(getOperation(), std::move(patterns), absorbed)))
+    signalPassFailure();
 }

@@ -460,17 +460,25 @@ struct FuseSilu : public OpRewritePattern<SigmoidOp> {
   }
 };
 
-/// Rewrites the gated MLP's silu(gate) * up (either order; the SiLU read
-/// by that product alone, both operands of the product's type) into one
-/// pd.swiglu, anchored on the SiLU.
+/// The product `act` * up (either order) that alone reads an activation's
+/// result, with up of act's type: the gated MLP's gate. Null otherwise.
+std::pair<MulOp, Value> gatedProduct(Value act) {
+  auto mul = soleUser<MulOp>(act);
+  Value up = mul ? otherOperand(mul, act) : Value();
+  if (!up || up.getType() != act.getType())
+    return {};
+  return {mul, up};
+}
+
+/// Rewrites the gated MLP's silu(gate) * up (Llama, Mistral, Qwen) into
+/// one pd.swiglu, anchored on the SiLU.
 struct FuseSwiglu : public OpRewritePattern<SiluOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(SiluOp silu,
                                 PatternRewriter &rewriter) const override {
-    auto mul = soleUser<MulOp>(silu.getResult());
-    Value up = mul ? otherOperand(mul, silu.getResult()) : Value();
-    if (!up || up.getType() != silu.getType())
+    auto [mul, up] = gatedProduct(silu.getResult());
+    if (!mul)
       return rewriter.notifyMatchFailure(silu, "not silu(gate) * up");
     // Where the product is: up may be computed after the SiLU.
     rewriter.setInsertionPoint(mul);
@@ -480,19 +488,16 @@ struct FuseSwiglu : public OpRewritePattern<SiluOp> {
   }
 };
 
-/// Rewrites Gemma's gated MLP, gelu(gate) * up (either order; the GELU
-/// without a bias and read by that product alone, both operands of the
-/// product's type), into one pd.geglu, anchored on the GELU.
+/// Rewrites Gemma's gated MLP, gelu(gate) * up (the GELU without a bias),
+/// into one pd.geglu, anchored on the GELU.
 struct FuseGeglu : public OpRewritePattern<GeluOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(GeluOp gelu,
                                 PatternRewriter &rewriter) const override {
-    auto mul = soleUser<MulOp>(gelu.getResult());
-    Value up = mul ? otherOperand(mul, gelu.getResult()) : Value();
-    if (gelu.getBias() || !up || up.getType() != gelu.getType())
+    auto [mul, up] = gatedProduct(gelu.getResult());
+    if (!mul || gelu.getBias())
       return rewriter.notifyMatchFailure(gelu, "not gelu(gate) * up");
-    // Where the product is: up may be computed after the GELU.
     rewriter.setInsertionPoint(mul);
     rewriter.replaceOpWithNewOp<GegluOp>(mul, gelu.getType(), gelu.getInput(),
                                          up, gelu.getApproximateAttr());

@@ -3,6 +3,7 @@
 #include "passes/GradTags.h"
 #include "dialects/PD/IR/PDOps.h"
 
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
@@ -38,4 +39,24 @@ void mlir::pd::retagOrphanedGradients(ModuleOp module,
     if (live.contains(target))
       setContractInt<PDDialect::GradOfAttrHelper>(op, target);
   });
+}
+
+LogicalResult mlir::pd::foldAndRetag(ModuleOp module,
+                                     RewritePatternSet &&patterns,
+                                     const Absorbed &absorbed) {
+  GreedyRewriteConfig config;
+  config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+  if (failed(applyPatternsAndFoldGreedily(module, std::move(patterns), config)))
+    return failure();
+  retagOrphanedGradients(module, absorbed);
+  return success();
+}
+
+int64_t mlir::pd::nextFreeOpId(ModuleOp module) {
+  int64_t next = 0;
+  module.walk([&](Operation *op) {
+    if (auto id = getContractInt<PDDialect::OpIdAttrHelper>(op))
+      next = std::max(next, *id + 1);
+  });
+  return next;
 }
