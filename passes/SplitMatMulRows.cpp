@@ -29,6 +29,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace mlir::pd {
 #define GEN_PASS_DEF_SPLITMATMULROWSPASS
@@ -46,13 +47,21 @@ struct SplitMatMulRowsPass
   void runOnOperation() override;
 };
 
-/// `v`, or a second read of the same parameter when `v` is one (a
-/// parameter read feeds one stage).
+/// `v`, or a second read of the same parameter when `v` is one, or a view
+/// of one (pd-split-sliced-matmuls' row block of a weight): a parameter
+/// read feeds one stage.
 Value readAgain(OpBuilder &b, Value v) {
-  if (!v)
+  Operation *def = v ? v.getDefiningOp() : nullptr;
+  if (isa_and_nonnull<ParamRefOp>(def))
+    return b.clone(*def)->getResult(0);
+  if (!isa_and_nonnull<SliceOp, ReshapeOp>(def))
     return v;
-  auto ref = v.getDefiningOp<ParamRefOp>();
-  return ref ? b.clone(*ref)->getResult(0) : v;
+  Value input = readAgain(b, def->getOperand(0));
+  if (input == def->getOperand(0))
+    return v;
+  IRMapping map;
+  map.map(def->getOperand(0), input);
+  return b.clone(*def, map)->getResult(0);
 }
 
 /// Rows [start, start + rows) of the 2-D `x`.

@@ -54,3 +54,26 @@ module {
     return %s : tensor<f32>
   }
 }
+
+// -----
+
+// A block of a fused projection (pd-split-sliced-matmuls) reads its rows of
+// the weight through a slice of the parameter read: the second half reads
+// the parameter again and slices it again.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[W:.*]] = pd.param_ref @w : tensor<12x4xf32>
+// CHECK: %[[WB:.*]] = pd.slice %[[W]] {starts = array<i64: 6, 0>
+// CHECK: pd.matmul %{{.*}}, %[[WB]] {transpose_rhs} : tensor<3x4xf32>
+// CHECK: %[[W2:.*]] = pd.param_ref @w : tensor<12x4xf32>
+// CHECK-NEXT: %[[WB2:.*]] = pd.slice %[[W2]] {starts = array<i64: 6, 0>
+// CHECK-NEXT: pd.matmul %{{.*}}, %[[WB2]] {transpose_rhs} : tensor<5x4xf32>
+module {
+  pd.param @w {onnx_name = "w"} : tensor<12x4xf32>
+  func.func @main(%x: tensor<8x4xf32>) -> tensor<f32> {
+    %w = pd.param_ref @w : tensor<12x4xf32>
+    %wb = pd.slice %w {starts = array<i64: 6, 0>, steps = array<i64: 1, 1>} : tensor<12x4xf32> -> tensor<6x4xf32>
+    %y = pd.matmul %x, %wb {transpose_rhs} : tensor<8x4xf32>, tensor<6x4xf32> -> tensor<8x6xf32>
+    %s = pd.reduce_sum %y {axes = array<i64: 0, 1>} : tensor<8x6xf32> -> tensor<f32>
+    return %s : tensor<f32>
+  }
+}
