@@ -114,10 +114,13 @@ SIZES = {
 }
 
 
-def config_of(family, dropout, attn, size="tiny"):
+def config_of(family, dropout, attn, size="tiny", kv_heads=None):
     """The config of `family` at `size` (SIZES): every dropout probability
-    = dropout, attention implementation attn."""
-    z = SIZES[size]
+    = dropout, attention implementation attn, `kv_heads` key/value heads
+    where the family groups queries (default: the size's)."""
+    z = dict(SIZES[size])
+    if kv_heads:
+        z["kv_heads"] = kv_heads
     if family == "gpt2":
         return transformers.GPT2Config(
             n_layer=z["layers"], n_embd=z["hidden"], n_head=z["heads"],
@@ -172,12 +175,12 @@ MODEL_CLASSES = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM",
                  "gemma": "GemmaForCausalLM", "phi3": "Phi3ForCausalLM"}
 
 
-def build_model(family, dropout, seed, attn=ATTN, size="tiny"):
+def build_model(family, dropout, seed, attn=ATTN, size="tiny", kv_heads=None):
     """The transformers model of `family`, randomly initialised from seed
     (its own initialisation, as `Model(config)` does)."""
     torch.manual_seed(seed)
     cls = getattr(transformers, MODEL_CLASSES[family])
-    return cls(config_of(family, dropout, attn, size))
+    return cls(config_of(family, dropout, attn, size, kv_heads))
 
 
 class CausalLMLoss(torch.nn.Module):
@@ -373,6 +376,9 @@ def parse_args():
                    help="transformers' attn_implementation")
     p.add_argument("--dropout", type=float, default=0.0,
                    help="every dropout probability of the config")
+    p.add_argument("--kv-heads", type=int,
+                   help="key/value heads of the families with grouped-query "
+                   "attention (default 2; 1: multi-query attention)")
     p.add_argument("--quiet", action="store_true",
                    help="print nothing (no op counts, no exporter warnings)")
     a = p.parse_args()
@@ -390,7 +396,8 @@ def main():
         warnings.filterwarnings("ignore")
         transformers.logging.set_verbosity_error()
     mask = mask_mode(a.family, a.exporter, a.mask)
-    module = wrap(build_model(a.family, a.dropout, a.seed, a.attn, a.size), mask)
+    module = wrap(build_model(a.family, a.dropout, a.seed, a.attn, a.size,
+                              a.kv_heads), mask)
     data = make_dataset(a.family, mask, max(a.samples, a.batch), a.seq, a.seed + 1,
                         SIZES[a.size]["vocab"])
     export(module, {k: v[:a.batch] for k, v in data.items()}, a.out,
