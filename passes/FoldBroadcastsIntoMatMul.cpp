@@ -46,10 +46,6 @@ struct FoldBroadcastsIntoMatMulPass
   void runOnOperation() override;
 };
 
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
 /// Whether `wide` ([..., H / g, g, T, D]) is `heads` ([..., H, T, D]) with
 /// its last batch dim split into (H / g, g), g >= 2.
 bool splitsLastBatchDim(ArrayRef<int64_t> heads, ArrayRef<int64_t> wide) {

@@ -47,10 +47,6 @@ struct FuseRotaryEmbeddingPass
   void runOnOperation() override;
 };
 
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
 /// Whether `v` is a one-reader slice of `x` taking, with unit steps, all of
 /// every axis but the last and [start, start + size) of the last.
 bool isColumnsOf(Value v, Value x, int64_t start, int64_t size) {

@@ -22,9 +22,6 @@ struct TransposeBetweenLeadingReshapes : public OpRewritePattern<ReshapeOp> {
                            : ReshapeOp();
     if (!merge || !transpose->hasOneUse())
       return rewriter.notifyMatchFailure(split, "no transpose of a reshape");
-    auto shapeOf = [](Value v) {
-      return cast<RankedTensorType>(v.getType()).getShape();
-    };
     ArrayRef<int64_t> x = shapeOf(merge.getInput()), merged = shapeOf(merge),
                       moved = shapeOf(transpose), out = shapeOf(split);
     ArrayRef<int64_t> perm = transpose.getPerm();

@@ -243,10 +243,6 @@ mlir::pd::makeDescriptor(ArrayRef<int64_t> dims,
   return words;
 }
 
-ArrayRef<int64_t> mlir::pd::shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
 int64_t mlir::pd::numel(Value v) {
   return cast<RankedTensorType>(v.getType()).getNumElements();
 }

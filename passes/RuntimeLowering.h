@@ -209,8 +209,7 @@ void populateConvRuntimePatterns(RuntimePatterns &patterns);
 // Shapes and descriptors
 //===----------------------------------------------------------------------===//
 
-/// Row-major shape and element count of a ranked tensor value.
-ArrayRef<int64_t> shapeOf(Value v);
+/// Element count of a ranked tensor value (its shape: PDOps.h shapeOf).
 int64_t numel(Value v);
 
 /// A broadcast descriptor [rank, dims..., strides of each operand...] for

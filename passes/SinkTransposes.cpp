@@ -42,10 +42,6 @@ struct SinkTransposesPass
   void runOnOperation() override;
 };
 
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
 /// The shape of `table` (broadcast to a rank of `perm`'s size, the last
 /// axis last) in the layout before a transpose by `perm`, if it is a
 /// reshape of the table: its non-unit dims keep their order.

@@ -50,10 +50,6 @@ struct SplitSlicedMatMulsPass
   void runOnOperation() override;
 };
 
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
 /// The first column and the width of `slice` when it takes a block of the
 /// last dim of its input, with unit steps, all of every other dim.
 std::optional<std::pair<int64_t, int64_t>> columnBlock(SliceOp slice) {

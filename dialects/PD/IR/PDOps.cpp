@@ -21,6 +21,10 @@ int64_t mlir::pd::getElementBytes(Type tensorType) {
   return (cast<RankedTensorType>(tensorType).getElementTypeBitWidth() + 7) / 8;
 }
 
+ArrayRef<int64_t> mlir::pd::shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
 int64_t mlir::pd::getTensorBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())

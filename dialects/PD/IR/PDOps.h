@@ -19,6 +19,9 @@
 
 namespace mlir::pd {
 
+/// The shape of a ranked tensor value.
+ArrayRef<int64_t> shapeOf(Value v);
+
 /// Returns the size in bytes of a statically shaped tensor type (0 for
 /// anything else).
 int64_t getTensorBytes(Type type);

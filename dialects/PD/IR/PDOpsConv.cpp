@@ -25,10 +25,6 @@ int64_t mlir::pd::convOutputSize(int64_t in, int64_t kernel, int64_t stride,
   return out;
 }
 
-static ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
 /// Checks the window attributes: `sizes` entries of `name` all >= `min`.
 static LogicalResult verifyWindowAttr(Operation *op, StringRef name,
                                       ArrayRef<int64_t> values, size_t size,
