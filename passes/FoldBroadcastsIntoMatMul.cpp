@@ -95,38 +95,10 @@ std::optional<SharedHeads> matchSharedHeads(Value operand) {
   return SharedHeads{merge, broadcast, wide[wide.size() - 3]};
 }
 
-/// The views (reshapes, transposes) this pass makes: each made once, right
-/// after the tensor it views (so that it dominates every reader), in the
-/// phase of the op it stands in for: a forward op with a fresh pd.op_id,
-/// or a gradient op of that op's forward op.
-struct Views {
-  DenseMap<std::tuple<Value, Type, Attribute>, Operation *> made;
-  int64_t nextId = 0;
-
-  template <typename OpTy, typename... Args>
-  Value get(PatternRewriter &rewriter, Operation *standsFor, Value x,
-            RankedTensorType type, Attribute key, Args... args) {
-    // Still one of x's users: the greedy driver may have erased it since.
-    if (Operation *known = made.lookup({x, type, key}))
-      for (Operation *user : x.getUsers())
-        if (user == known)
-          return known->getResult(0);
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointAfterValue(x);
-    Operation *view = rewriter.create<OpTy>(x.getLoc(), type, x, args...);
-    if (getContractInt<PDDialect::OpIdAttrHelper>(standsFor))
-      setContractInt<PDDialect::OpIdAttrHelper>(view, nextId++);
-    else if (auto of = getContractInt<PDDialect::GradOfAttrHelper>(standsFor))
-      setContractInt<PDDialect::GradOfAttrHelper>(view, *of);
-    made[{x, type, key}] = view;
-    return view->getResult(0);
-  }
-};
-
 /// The tensor whose heads are shared, [..., H / g, T, D]: the broadcast's
 /// input without its unit dim (the reshape's input when it only added
 /// that dim).
-Value sharedTensor(PatternRewriter &rewriter, Views &views,
+Value sharedTensor(PatternRewriter &rewriter, ForwardViews &views,
                    SharedHeads shared) {
   Value u = shared.broadcast.getInput();
   SmallVector<int64_t> shape = withoutGroups(shapeOf(u));
@@ -150,10 +122,10 @@ bool keepsBatchDims(ArrayRef<int64_t> perm) {
 /// pd.batch_matmul(a, [transpose] k) {rhs_groups = g}, k = u without its
 /// unit dim.
 struct FoldSharedRhs : public OpRewritePattern<BatchMatMulOp> {
-  FoldSharedRhs(MLIRContext *ctx, Absorbed &absorbed, Views &views)
+  FoldSharedRhs(MLIRContext *ctx, Absorbed &absorbed, ForwardViews &views)
       : OpRewritePattern(ctx), absorbed(absorbed), views(views) {}
   Absorbed &absorbed;
-  Views &views;
+  ForwardViews &views;
 
   LogicalResult matchAndRewrite(BatchMatMulOp mm,
                                 PatternRewriter &rewriter) const override {
@@ -269,8 +241,7 @@ struct FoldGroupSum : public OpRewritePattern<SumToOp> {
 
 void FoldBroadcastsIntoMatMulPass::runOnOperation() {
   Absorbed absorbed;
-  Views views;
-  views.nextId = nextFreeOpId(getOperation());
+  ForwardViews views(getOperation());
   RewritePatternSet patterns(&getContext());
   patterns.add<FoldSharedRhs>(&getContext(), absorbed, views);
   patterns.add<FoldGroupSum>(&getContext());

@@ -85,43 +85,13 @@ std::optional<PartOf> partOf(SliceOp slice, ArrayRef<int64_t> operand) {
   return p;
 }
 
-/// The reshapes this pass made, by the tensor and type they reshape to.
-using Reshapes = DenseMap<std::pair<Value, Type>, Operation *>;
-
-/// A reshape of the sliced tensor to `shape`, made once right after the
-/// tensor is defined (so it dominates every user of the tensor) and in the
-/// slice's phase: a forward op with a fresh pd.op_id (`nextId`), or a
-/// gradient op of the slice's forward op.
-Value reshapeOf(PatternRewriter &rewriter, SliceOp slice,
-                ArrayRef<int64_t> shape, Reshapes &made, int64_t &nextId) {
-  Value x = slice.getInput();
-  Type type = RankedTensorType::get(
-      shape, cast<RankedTensorType>(x.getType()).getElementType());
-  // Still one of x's users: the greedy driver may have erased it since.
-  if (Operation *known = made.lookup({x, type}))
-    for (Operation *user : x.getUsers())
-      if (user == known)
-        return user->getResult(0);
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPointAfterValue(x);
-  auto reshape = rewriter.create<ReshapeOp>(x.getLoc(), type, x);
-  if (getContractInt<PDDialect::OpIdAttrHelper>(slice))
-    setContractInt<PDDialect::OpIdAttrHelper>(reshape, nextId++);
-  else if (auto of = getContractInt<PDDialect::GradOfAttrHelper>(slice))
-    setContractInt<PDDialect::GradOfAttrHelper>(reshape, *of);
-  made[{x, type}] = reshape;
-  return reshape;
-}
-
 /// Folds slice (and the reshape into heads after it) defining an operand
 /// into the operand's select.
 struct FoldOperandSlice : public OpRewritePattern<BatchMatMulOp> {
-  FoldOperandSlice(MLIRContext *ctx, Absorbed &absorbed, Reshapes &made,
-                   int64_t &nextId)
-      : OpRewritePattern(ctx), absorbed(absorbed), made(made), nextId(nextId) {}
+  FoldOperandSlice(MLIRContext *ctx, Absorbed &absorbed, ForwardViews &views)
+      : OpRewritePattern(ctx), absorbed(absorbed), views(views) {}
   Absorbed &absorbed;
-  Reshapes &made;
-  int64_t &nextId;
+  ForwardViews &views;
 
   LogicalResult matchAndRewrite(BatchMatMulOp mm,
                                 PatternRewriter &rewriter) const override {
@@ -142,7 +112,12 @@ struct FoldOperandSlice : public OpRewritePattern<BatchMatMulOp> {
       if (!part || !BatchMatMulOp::stridedOperand(part->stored, perm, flag,
                                                   ArrayRef(part->select)))
         continue;
-      Value stored = reshapeOf(rewriter, slice, part->stored, made, nextId);
+      // The sliced tensor with the sliced axis split into parts, made in
+      // the slice's phase.
+      Value x = slice.getInput();
+      Value stored = views.get<ReshapeOp>(
+          rewriter, slice, x,
+          cast<RankedTensorType>(x.getType()).clone(part->stored), Attribute());
       if (auto into = forwardIdOf(mm)) {
         for (Operation *gone : {slice.getOperation(), reshape.getOperation()})
           if (auto id = gone ? getContractInt<PDDialect::OpIdAttrHelper>(gone)
@@ -168,10 +143,9 @@ struct FoldOperandSlice : public OpRewritePattern<BatchMatMulOp> {
 
 void FoldSlicesIntoMatMulPass::runOnOperation() {
   Absorbed absorbed;
-  int64_t nextId = nextFreeOpId(getOperation());
-  Reshapes made;
+  ForwardViews views(getOperation());
   RewritePatternSet patterns(&getContext());
-  patterns.add<FoldOperandSlice>(&getContext(), absorbed, made, nextId);
+  patterns.add<FoldOperandSlice>(&getContext(), absorbed, views);
   if (failed(foldAndRetag(getOperation(), std::move(patterns), absorbed)))
     signalPassFailure();
 }

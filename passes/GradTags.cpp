@@ -60,3 +60,10 @@ int64_t mlir::pd::nextFreeOpId(ModuleOp module) {
   });
   return next;
 }
+
+void ForwardViews::tagLike(Operation *view, Operation *standsFor) {
+  if (getContractInt<PDDialect::OpIdAttrHelper>(standsFor))
+    setContractInt<PDDialect::OpIdAttrHelper>(view, nextId++);
+  else if (auto of = getContractInt<PDDialect::GradOfAttrHelper>(standsFor))
+    setContractInt<PDDialect::GradOfAttrHelper>(view, *of);
+}
