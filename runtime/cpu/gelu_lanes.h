@@ -51,6 +51,7 @@
 #include "simd_ops.h"
 
 #include <cstdint>
+#include <type_traits>
 
 #define PDRT_GELU_INLINE inline __attribute__((always_inline))
 
@@ -184,41 +185,44 @@ void gatedGrad(const float *dy, const float *gate, const float *up,
   });
 }
 
+/// Calls f with the GELU form as a compile-time constant
+/// (std::true_type: the tanh approximation).
+template <typename F> void onForm(bool approxTanh, F f) {
+  if (approxTanh)
+    f(std::true_type{});
+  else
+    f(std::false_type{});
+}
+
 /// The kernels of gelu.h on vectors V.
 template <typename V>
 void forwardOn(bool approxTanh, const float *x, const float *bias, float *y,
                int64_t n) {
-  if (approxTanh)
-    forward<V, true>(x, bias, y, n);
-  else
-    forward<V, false>(x, bias, y, n);
+  onForm(approxTanh,
+         [&](auto tanh) { forward<V, decltype(tanh)::value>(x, bias, y, n); });
 }
 
 template <typename V>
 void backwardOn(bool approxTanh, const float *dy, const float *x,
                 const float *bias, float *dx, int64_t n) {
-  if (approxTanh)
-    backward<V, true>(dy, x, bias, dx, n);
-  else
-    backward<V, false>(dy, x, bias, dx, n);
+  onForm(approxTanh, [&](auto tanh) {
+    backward<V, decltype(tanh)::value>(dy, x, bias, dx, n);
+  });
 }
 
 template <typename V>
 void gatedOn(bool approxTanh, const float *gate, const float *up, float *y,
              int64_t n) {
-  if (approxTanh)
-    gated<V, true>(gate, up, y, n);
-  else
-    gated<V, false>(gate, up, y, n);
+  onForm(approxTanh,
+         [&](auto tanh) { gated<V, decltype(tanh)::value>(gate, up, y, n); });
 }
 
 template <typename V>
 void gatedGradOn(bool approxTanh, const float *dy, const float *gate,
                  const float *up, float *dgate, float *dup, int64_t n) {
-  if (approxTanh)
-    gatedGrad<V, true>(dy, gate, up, dgate, dup, n);
-  else
-    gatedGrad<V, false>(dy, gate, up, dgate, dup, n);
+  onForm(approxTanh, [&](auto tanh) {
+    gatedGrad<V, decltype(tanh)::value>(dy, gate, up, dgate, dup, n);
+  });
 }
 
 } // namespace pdrt::gelu::lanes
